@@ -1,0 +1,65 @@
+"""The ``ctxmode`` command line: thin commands over the core (parse, one core call, render).
+
+Command groups live in sibling modules, each exposing ``register(cli)``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+from ctxmode import __version__
+from ctxmode.cli._common import AppState
+
+#: Modules that add commands, in help order.
+COMMAND_MODULES = (
+    "ctxmode.cli.knowledge",
+    "ctxmode.cli.sessions",
+    "ctxmode.cli.search",
+    "ctxmode.cli.serve",
+    "ctxmode.cli.web",
+)
+
+
+class CtxmodeGroup(click.Group):
+    """Root group: every error, usage errors included, exits 1 with ``Error: ...``."""
+
+    def main(  # type: ignore[override]
+        self,
+        args: Any = None,
+        prog_name: str | None = None,
+        standalone_mode: bool = True,
+        **kwargs: Any,
+    ) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, standalone_mode=False, **kwargs)
+        try:
+            rv = super().main(args, prog_name, standalone_mode=False, **kwargs)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(1)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+@click.group(cls=CtxmodeGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ctxmode")
+@click.option(
+    "--db",
+    envvar="CTXMODE_DB",
+    type=click.Path(dir_okay=False),
+    help="Store file (default: <project root>/.context/context.db; env CTXMODE_DB).",
+)
+@click.pass_context
+def cli(ctx: click.Context, db: str | None) -> None:
+    """ctxmode: keep your coding agent's project context outside its window."""
+    ctx.obj = AppState(db)
+
+
+for _name in COMMAND_MODULES:
+    importlib.import_module(_name).register(cli)

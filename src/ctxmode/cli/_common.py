@@ -1,0 +1,131 @@
+"""Shared plumbing of the CLI: store opening, ``--json`` output and error translation."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from ctxmode import config
+from ctxmode.errors import CtxmodeError
+from ctxmode.store import Store
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class AppState:
+    """What the root group parsed: the store location."""
+
+    def __init__(self, db: str | None) -> None:
+        self.db = db
+
+    @property
+    def db_path(self) -> Path:
+        return config.resolve_db_path(self.db)
+
+    @property
+    def root(self) -> Path:
+        path = self.db_path
+        if path.parent.name == config.CONTEXT_DIR:
+            return path.parent.parent
+        return config.find_project_root()
+
+    @contextmanager
+    def store(self, *, create: bool = True) -> Iterator[Store]:
+        path = self.db_path
+        if create:
+            ensure_context_dir(path)
+        with Store.open(path, root=self.root, create=create) as store:
+            yield store
+
+
+def ensure_context_dir(db_path: Path) -> None:
+    """Create ``.context/`` (0700) with a ``.gitignore`` of ``*`` so git ignores the store."""
+    folder = db_path.parent
+    if folder.name != config.CONTEXT_DIR:
+        return
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        ignore = folder / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("*\n", encoding="utf-8")
+    except OSError as exc:
+        raise CtxmodeError(
+            f"cannot create {folder} ({exc.strerror}); run from a writable project or pass --db"
+        ) from exc
+
+
+def state(ctx: click.Context) -> AppState:
+    obj = ctx.find_object(AppState)
+    if obj is None:  # a subcommand invoked directly in tests
+        obj = AppState(None)
+        ctx.obj = obj
+    return obj
+
+
+def json_option(func: F) -> F:
+    """Add ``--json``: print exactly one JSON document on stdout."""
+    return click.option(
+        "--json", "as_json", is_flag=True, help="Print one JSON document on stdout."
+    )(func)
+
+
+def emit(as_json: bool, data: Any, human: Callable[[], None] | None = None) -> None:
+    """Print ``data`` as JSON, or call ``human`` to render it for people."""
+    if as_json or human is None:
+        click.echo(json.dumps(data, ensure_ascii=False, indent=None, default=str))
+    else:
+        human()
+
+
+def fail_with(exc: CtxmodeError, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps({"error": str(exc), "kind": type(exc).__name__}))
+    raise click.ClickException(str(exc))
+
+
+def handle_errors(func: F) -> F:
+    """Translate ``CtxmodeError`` into ``Error: ...`` on stderr and exit code 1."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except CtxmodeError as exc:
+            fail_with(exc, bool(kwargs.get("as_json")))
+
+    return wrapper  # type: ignore[return-value]
+
+
+def parse_json_object(text: str | None, option: str) -> dict[str, Any] | None:
+    """Parse a ``--meta``-style option; a clear error when it is not a JSON object."""
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise click.BadParameter(
+            f'not valid JSON ({exc.msg}); pass an object such as \'{{"key": "value"}}\'',
+            param_hint=option,
+        ) from exc
+    if not isinstance(value, dict):
+        raise click.BadParameter(
+            'must be a JSON object such as {"key": "value"}', param_hint=option
+        )
+    return value
+
+
+def cli_path(path: str) -> str:
+    """A path typed at the shell is relative to the current directory."""
+    return str(Path(path).expanduser().absolute()) if not os.path.isabs(path) else path
+
+
+def is_tty() -> bool:
+    return sys.stderr.isatty()

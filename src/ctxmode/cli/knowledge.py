@@ -1,0 +1,504 @@
+"""Knowledge commands: init, add, decision, query, show, task, gc, export, import, db."""
+
+from __future__ import annotations
+
+import sys
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from ctxmode import config
+from ctxmode.cli._common import (
+    cli_path,
+    emit,
+    ensure_context_dir,
+    handle_errors,
+    json_option,
+    parse_json_object,
+    state,
+)
+from ctxmode.errors import InvalidInput
+from ctxmode.models import CONTEXT_TYPES, DECISION_FIELDS, MODES, RELATIONS, SCOPES, TASK_STATUSES
+from ctxmode.schema import SCHEMA_VERSION
+from ctxmode.transfer import export_lines, import_lines
+
+console = Console()
+
+
+def _date(ts: int | None) -> str:
+    if not ts:
+        return "-"
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M")
+
+
+def parse_time(value: str | None) -> int | None:
+    """``--now``: Unix seconds, or an ISO date/datetime (UTC when no zone is given)."""
+    if value is None:
+        return None
+    text = value.strip()
+    if text.lstrip("-").isdigit():
+        return int(text)
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise click.BadParameter(
+            "use Unix seconds or an ISO date such as 2026-03-01 or 2026-03-01T12:00",
+            param_hint="--now",
+        ) from exc
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return int(parsed.timestamp())
+
+
+@click.command("init")
+@json_option
+@click.pass_context
+@handle_errors
+def init_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Create the project's store (.context/context.db) and its .gitignore."""
+    app = state(ctx)
+    path = app.db_path
+    existed = path.exists() and path.stat().st_size > 0
+    ensure_context_dir(path)
+    with app.store() as store:
+        data = {
+            "db": str(store.path),
+            "root": str(store.root),
+            "created": not existed,
+            "schema_version": SCHEMA_VERSION,
+        }
+    emit(
+        as_json,
+        data,
+        lambda: click.echo(
+            f"{'Created' if data['created'] else 'Found'} {data['db']} (schema {SCHEMA_VERSION})"
+        ),
+    )
+
+
+@click.command("add")
+@click.argument("context_type", metavar="TYPE", type=click.Choice(CONTEXT_TYPES))
+@click.argument("content")
+@click.option("--task", "task_id", type=int, help="Link to this task id.")
+@click.option("--file", "files", multiple=True, help="Link to this file (repeatable).")
+@click.option("--relation", type=click.Choice(RELATIONS), default="related", show_default=True)
+@click.option("--scope", type=click.Choice(SCOPES), default="global", show_default=True)
+@click.option("--owner", help="Who wrote it (default: the OS user).")
+@click.option("--meta", help="Metadata as a JSON object.")
+@click.option("--supersedes", type=int, help="Id of the context this one replaces.")
+@click.option("--session", "session_id", help="Session id (for --scope session).")
+@json_option
+@click.pass_context
+@handle_errors
+def add_cmd(
+    ctx: click.Context,
+    context_type: str,
+    content: str,
+    task_id: int | None,
+    files: tuple[str, ...],
+    relation: str,
+    scope: str,
+    owner: str | None,
+    meta: str | None,
+    supersedes: int | None,
+    session_id: str | None,
+    as_json: bool,
+) -> None:
+    """Store a context of TYPE (use - as CONTENT to read stdin)."""
+    metadata = parse_json_object(meta, "--meta")
+    text = sys.stdin.read() if content == "-" else content
+    with state(ctx).store() as store:
+        result = store.write_context(
+            context_type,
+            text,
+            task_id=task_id,
+            file_paths=[cli_path(f) for f in files],
+            relation=relation,
+            scope=scope,
+            owner=owner,
+            metadata=metadata,
+            supersedes=supersedes,
+            session_id=session_id,
+        )
+    emit(
+        as_json,
+        result.to_dict(),
+        lambda: click.echo(
+            f"Stored #{result.id}"
+            + (" (already known)" if result.deduplicated else "")
+            + (f", supersedes #{result.superseded}" if result.superseded else "")
+            + ("; verified through every link" if result.verified else "; VERIFY FAILED")
+        ),
+    )
+
+
+@click.group("decision")
+def decision_group() -> None:
+    """Decisions written from the template."""
+
+
+@decision_group.command("add")
+@click.argument("decision")
+@click.option("--background", default="")
+@click.option("--options", "options_", default="", help="The options considered.")
+@click.option("--choice", default="")
+@click.option("--rationale", default="")
+@click.option("--impact", default="")
+@click.option("--task", "task_id", type=int)
+@click.option("--file", "files", multiple=True)
+@click.option("--supersedes", type=int)
+@json_option
+@click.pass_context
+@handle_errors
+def decision_add(
+    ctx: click.Context,
+    decision: str,
+    background: str,
+    options_: str,
+    choice: str,
+    rationale: str,
+    impact: str,
+    task_id: int | None,
+    files: tuple[str, ...],
+    supersedes: int | None,
+    as_json: bool,
+) -> None:
+    """Record a DECISION with background, options, choice, rationale and impact."""
+    fields = dict(
+        zip(
+            DECISION_FIELDS,
+            (decision, background, options_, choice, rationale, impact),
+            strict=True,
+        )
+    )
+    with state(ctx).store() as store:
+        result = store.write_decision(
+            fields, task_id=task_id, file_paths=[cli_path(f) for f in files], supersedes=supersedes
+        )
+    emit(as_json, result.to_dict(), lambda: click.echo(f"Stored decision #{result.id}"))
+
+
+@click.command("query")
+@click.option("--task", "task_id", type=int)
+@click.option("--file", "file_path")
+@click.option("--type", "types", multiple=True, type=click.Choice(CONTEXT_TYPES))
+@click.option("--mode", type=click.Choice(MODES), default="normal", show_default=True)
+@click.option("--limit", type=int)
+@click.option("--budget", type=int, help="Token budget for the packed text.")
+@click.option("--owner")
+@click.option("--session", "session_id")
+@click.option("--all", "include_superseded", is_flag=True, help="Include superseded contexts.")
+@json_option
+@click.pass_context
+@handle_errors
+def query_cmd(
+    ctx: click.Context,
+    task_id: int | None,
+    file_path: str | None,
+    types: tuple[str, ...],
+    mode: str,
+    limit: int | None,
+    budget: int | None,
+    owner: str | None,
+    session_id: str | None,
+    include_superseded: bool,
+    as_json: bool,
+) -> None:
+    """Ranked contexts for a file and/or task (file narrows, task orders, tier ranks)."""
+    with state(ctx).store() as store:
+        result = store.query_context(
+            task_id=task_id,
+            file_path=cli_path(file_path) if file_path else None,
+            context_type=types or None,
+            mode=mode,
+            limit=limit,
+            budget_tokens=budget,
+            owner=owner,
+            session_id=session_id,
+            include_superseded=include_superseded,
+        )
+
+    def human() -> None:
+        if not result.items:
+            click.echo("No matching contexts.")
+            return
+        if budget is not None:
+            click.echo(result.text)
+            return
+        table = Table("id", "type", "updated", "via", "content", show_lines=False)
+        for item in result.items:
+            c = item.context
+            text = c.content if len(c.content) <= 100 else c.content[:99] + "…"
+            flag = " [stale]" if c.stale else ""
+            table.add_row(str(c.id), c.type, _date(c.updated_at), item.via, text + flag)
+        console.print(table)
+
+    emit(as_json, result.to_dict(), human)
+
+
+@click.command("show")
+@click.argument("context_id", type=int)
+@json_option
+@click.pass_context
+@handle_errors
+def show_cmd(ctx: click.Context, context_id: int, as_json: bool) -> None:
+    """One context with its links and supersession history."""
+    with state(ctx).store() as store:
+        detail = store.context_detail(context_id)
+
+    def human() -> None:
+        c = detail.context
+        click.echo(f"#{c.id} {c.type} ({c.scope}, owner {c.owner})")
+        click.echo(
+            f"created {_date(c.created_at)}  updated {_date(c.updated_at)}  "
+            f"read {c.access_count}x, last {_date(c.last_accessed_at)}"
+        )
+        if c.superseded_by:
+            click.echo(f"superseded by #{c.superseded_by}")
+        if c.stale:
+            click.echo("stale: a linked file changed")
+        if len(detail.history) > 1:
+            click.echo("history: " + " -> ".join(f"#{i}" for i in detail.history))
+        for t in detail.tasks:
+            click.echo(f"task #{t.task_id} (relevance {t.relevance})")
+        for f in detail.files:
+            click.echo(f"file {f.path} ({f.relation})")
+        click.echo("")
+        click.echo(c.content)
+
+    emit(as_json, detail.to_dict(), human)
+
+
+@click.command("supersede")
+@click.argument("old_id", type=int)
+@click.argument("new_id", type=int)
+@json_option
+@click.pass_context
+@handle_errors
+def supersede_cmd(ctx: click.Context, old_id: int, new_id: int, as_json: bool) -> None:
+    """Mark OLD_ID as replaced by NEW_ID."""
+    with state(ctx).store() as store:
+        store.supersede(old_id, new_id)
+    emit(as_json, {"old": old_id, "new": new_id}, lambda: click.echo(f"#{old_id} -> #{new_id}"))
+
+
+@click.command("link")
+@click.argument("context_id", type=int)
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--relation", type=click.Choice(RELATIONS), default="related", show_default=True)
+@json_option
+@click.pass_context
+@handle_errors
+def link_cmd(
+    ctx: click.Context, context_id: int, paths: tuple[str, ...], relation: str, as_json: bool
+) -> None:
+    """Link a context to files."""
+    with state(ctx).store() as store:
+        store.link_files(context_id, [cli_path(p) for p in paths], relation)
+        files = [f.path for f in store.context_detail(context_id).files]
+    emit(as_json, {"id": context_id, "files": files}, lambda: click.echo("\n".join(files)))
+
+
+@click.command("rm")
+@click.argument("context_id", type=int)
+@json_option
+@click.pass_context
+@handle_errors
+def rm_cmd(ctx: click.Context, context_id: int, as_json: bool) -> None:
+    """Delete a context and its links."""
+    with state(ctx).store() as store:
+        store.delete_context(context_id)
+    emit(as_json, {"deleted": context_id}, lambda: click.echo(f"Deleted #{context_id}"))
+
+
+@click.group("task")
+def task_group() -> None:
+    """The task tree."""
+
+
+@task_group.command("add")
+@click.argument("name")
+@click.option("--parent", "parent_id", type=int)
+@click.option("--status", type=click.Choice(TASK_STATUSES), default="pending", show_default=True)
+@json_option
+@click.pass_context
+@handle_errors
+def task_add(
+    ctx: click.Context, name: str, parent_id: int | None, status: str, as_json: bool
+) -> None:
+    """Create a task."""
+    with state(ctx).store() as store:
+        task = store.create_task(name, parent_id, status=status)
+    emit(as_json, task.to_dict(), lambda: click.echo(f"Task #{task.id} {task.name}"))
+
+
+@task_group.command("status")
+@click.argument("task_id", type=int)
+@click.argument("status")
+@json_option
+@click.pass_context
+@handle_errors
+def task_status(ctx: click.Context, task_id: int, status: str, as_json: bool) -> None:
+    """Set a task's STATUS (pending, in_progress, blocked, completed, cancelled)."""
+    with state(ctx).store() as store:
+        task = store.update_task(task_id, status)
+    emit(as_json, task.to_dict(), lambda: click.echo(f"Task #{task.id} is {task.status}"))
+
+
+@task_group.command("list")
+@click.option("--status", type=click.Choice(TASK_STATUSES))
+@json_option
+@click.pass_context
+@handle_errors
+def task_list(ctx: click.Context, status: str | None, as_json: bool) -> None:
+    """Tasks as a tree."""
+    from ctxmode.knowledge import task_depths
+
+    with state(ctx).store() as store:
+        tasks = store.list_tasks(status)
+        depths = task_depths(store, store.list_tasks())
+
+    def human() -> None:
+        if not tasks:
+            click.echo("No tasks.")
+            return
+        table = Table("id", "status", "task")
+        for t in tasks:
+            table.add_row(str(t.id), t.status, "  " * depths.get(t.id, 0) + t.name)
+        console.print(table)
+
+    emit(
+        as_json,
+        {"tasks": [dict(t.to_dict(), depth=depths.get(t.id, 0)) for t in tasks]},
+        human,
+    )
+
+
+@click.command("gc")
+@click.option("--dry-run", is_flag=True, help="List what would change; change nothing.")
+@click.option("--now", "now_text", help="Evaluate the rules at this time (Unix seconds or ISO).")
+@json_option
+@click.pass_context
+@handle_errors
+def gc_cmd(ctx: click.Context, dry_run: bool, now_text: str | None, as_json: bool) -> None:
+    """Apply the retention rules (expire, archive) and report counts per type."""
+    now = parse_time(now_text)
+    with state(ctx).store() as store:
+        report = store.cleanup(now=now, dry_run=dry_run)
+
+    def human() -> None:
+        counts = report.counts()
+        verb = "Would" if dry_run else "Did"
+        if not counts:
+            click.echo("Nothing to clean up.")
+        for ctype, per in sorted(counts.items()):
+            click.echo(f"{verb}: {ctype}: " + ", ".join(f"{a} {n}" for a, n in sorted(per.items())))
+        if dry_run:
+            for a in report.actions:
+                click.echo(f"  {a.action} #{a.context_id} ({a.type}): {a.reason}")
+
+    emit(as_json, report.to_dict(), human)
+
+
+@click.command("export")
+@click.option("--json", "as_json", is_flag=True, help="Accepted for symmetry: output is JSONL.")
+@click.pass_context
+@handle_errors
+def export_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Write every task and context as JSON Lines to stdout (stable ids)."""
+    with state(ctx).store() as store:
+        for line in export_lines(store):
+            click.echo(line)
+
+
+@click.command("import")
+@click.argument("source", type=click.File("r", encoding="utf-8"))
+@json_option
+@click.pass_context
+@handle_errors
+def import_cmd(ctx: click.Context, source: Any, as_json: bool) -> None:
+    """Import an export file (- for stdin); duplicates are skipped by content hash."""
+    try:
+        lines = source.readlines()
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{source.name} is not UTF-8 text; pass a ctxmode export") from exc
+    with state(ctx).store() as store:
+        report = import_lines(store, lines)
+    emit(
+        as_json,
+        report.to_dict(),
+        lambda: click.echo(
+            f"Imported {report.contexts_added} contexts ({report.contexts_skipped} duplicates "
+            f"skipped), {report.tasks_added} tasks ({report.tasks_skipped} skipped)"
+        ),
+    )
+
+
+@click.group("db")
+def db_group() -> None:
+    """The store file."""
+
+
+@db_group.command("path")
+@json_option
+@click.pass_context
+def db_path(ctx: click.Context, as_json: bool) -> None:
+    """Print the resolved store path."""
+    app = state(ctx)
+    emit(
+        as_json, {"path": str(app.db_path), "root": str(app.root)}, lambda: click.echo(app.db_path)
+    )
+
+
+@db_group.command("status")
+@json_option
+@click.pass_context
+@handle_errors
+def db_status(ctx: click.Context, as_json: bool) -> None:
+    """Schema version, size and row counts."""
+    with state(ctx).store(create=False) as store:
+        counts = {
+            table: store.conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+            for table in ("contexts", "tasks", "files", "events", "sessions")
+        }
+        data = {
+            "path": str(store.path),
+            "schema_version": SCHEMA_VERSION,
+            "bytes": store.path.stat().st_size,
+            "counts": counts,
+            "checked_at": int(time.time()),
+        }
+    emit(
+        as_json,
+        data,
+        lambda: click.echo(
+            f"{data['path']}: schema {SCHEMA_VERSION}, {data['bytes']} bytes, "
+            + ", ".join(f"{k} {v}" for k, v in counts.items())
+        ),
+    )
+
+
+def register(cli: click.Group) -> None:
+    for command in (
+        init_cmd,
+        add_cmd,
+        decision_group,
+        query_cmd,
+        show_cmd,
+        supersede_cmd,
+        link_cmd,
+        rm_cmd,
+        task_group,
+        gc_cmd,
+        export_cmd,
+        import_cmd,
+        db_group,
+    ):
+        cli.add_command(command)
+
+
+__all__ = ["config", "register"]

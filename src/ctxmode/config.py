@@ -1,0 +1,115 @@
+"""Paths, environment and limits: the one place that reads environment variables.
+
+Project root = the enclosing git work tree of a directory (the nearest ancestor holding a
+``.git`` entry, file or folder, so each git worktree is its own project), else the directory
+itself. The store lives at ``<root>/.context/context.db`` unless ``CTXMODE_DB`` or an explicit
+path says otherwise. Per-project settings come from ``<root>/.context/config.toml``.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+CONTEXT_DIR = ".context"
+DB_NAME = "context.db"
+CONFIG_NAME = "config.toml"
+LOG_NAME = "hooks.log"
+
+#: Environment variables ctxmode honours.
+ENV_DB = "CTXMODE_DB"
+ENV_DISABLE = "CTXMODE_DISABLE"
+ENV_HOME = "CTXMODE_HOME"
+
+#: SQLite waits this long for a competing writer before reporting "locked".
+BUSY_TIMEOUT_MS = 5000
+#: Attempts (with exponential backoff) for a write that still finds the database locked.
+LOCKED_RETRIES = 6
+LOCKED_BACKOFF_S = 0.05
+
+#: Largest context body accepted, in characters.
+MAX_CONTENT_CHARS = 100_000
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Tunable behaviour; defaults here, overrides in ``.context/config.toml``."""
+
+    snippet_days: int = 90
+    reference_days: int = 30
+    snapshot_bytes: int = 2048
+    startup_brief: bool = True
+    max_session_events: int = 2000
+    disabled: bool = False
+    allow_outside_paths: tuple[str, ...] = ()
+    window_tokens: int = 200_000
+
+
+def find_project_root(start: Path | None = None) -> Path:
+    """Return the enclosing git work tree of ``start`` (default: cwd), else ``start``."""
+    here = (start or Path.cwd()).resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return here
+
+
+def default_db_path(root: Path) -> Path:
+    """The store path for a project root."""
+    return root / CONTEXT_DIR / DB_NAME
+
+
+def resolve_db_path(
+    explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None
+) -> Path:
+    """Explicit path, else ``$CTXMODE_DB``, else the default under the project root of ``cwd``."""
+    if explicit:
+        return Path(explicit).expanduser().resolve()
+    env = os.environ.get(ENV_DB)
+    if env:
+        return Path(env).expanduser().resolve()
+    return default_db_path(find_project_root(cwd))
+
+
+def root_for_db(db_path: Path) -> Path:
+    """Default project root of a store file: the parent of ``.context``, else its folder."""
+    parent = db_path.resolve().parent
+    return parent.parent if parent.name == CONTEXT_DIR else parent
+
+
+def is_disabled() -> bool:
+    """``CTXMODE_DISABLE=1`` (or true/yes) turns every hook into a no-op."""
+    return os.environ.get(ENV_DISABLE, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env(name: str, default: str | None = None) -> str | None:
+    """Read an environment variable (the only sanctioned way outside this module)."""
+    return os.environ.get(name, default)
+
+
+def load_settings(root: Path) -> Settings:
+    """Settings for a project; a missing or unreadable config file gives the defaults."""
+    path = root / CONTEXT_DIR / CONFIG_NAME
+    try:
+        raw: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return Settings()
+    known = {f.name: f for f in fields(Settings)}
+    updates: dict[str, Any] = {}
+    defaults = Settings()
+    for key, value in raw.items():
+        if key not in known:
+            continue
+        current = getattr(defaults, key)
+        if isinstance(current, bool):
+            if isinstance(value, bool):
+                updates[key] = value
+        elif isinstance(current, int):
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                updates[key] = value
+        elif isinstance(current, tuple) and isinstance(value, list):
+            updates[key] = tuple(str(v) for v in value)
+    return replace(defaults, **updates)

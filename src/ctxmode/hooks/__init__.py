@@ -1,0 +1,1 @@
+"""Agent hooks (see issue: session continuity)."""

@@ -1,0 +1,479 @@
+"""``Store``: owns the SQLite connection of one project's knowledge file.
+
+Opening a store creates the file (mode 0600, folder 0700) if needed, applies the connection
+pragmas (WAL, busy_timeout, foreign keys, synchronous=NORMAL) and migrates once. Writes run in
+short ``BEGIN IMMEDIATE`` transactions, retried with backoff while another process holds the
+write lock. The domain operations live in ``knowledge``, ``retrieval`` and ``lifecycle``; the
+methods here are their public face so that callers hold one object.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import getpass
+import os
+import sqlite3
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+from ctxmode import config, schema
+from ctxmode.errors import (
+    CorruptDatabase,
+    NotACtxmodeDatabase,
+    StoreError,
+    StoreUnavailable,
+)
+from ctxmode.models import (
+    CleanupReport,
+    Context,
+    ContextDetail,
+    QueryResult,
+    Task,
+    WriteResult,
+)
+
+_LOCKED_MESSAGES = ("database is locked", "database table is locked", "database is busy")
+
+
+def _is_locked(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and any(
+        m in str(exc).lower() for m in _LOCKED_MESSAGES
+    )
+
+
+def translate_sqlite_error(exc: sqlite3.Error, path: Path) -> StoreError:
+    """Map a raw sqlite3 error to a ``StoreError`` that says what to do."""
+    text = str(exc).lower()
+    if "not a database" in text or "malformed" in text or "corrupt" in text:
+        return CorruptDatabase(
+            f"{path} is not a readable ctxmode database ({exc}); move it aside or run "
+            "`ctxmode doctor` (hooks recover automatically by moving it aside)"
+        )
+    if "readonly" in text or "read-only" in text:
+        return StoreUnavailable(
+            f"{path} is read-only ({exc}); make the file and its folder writable by you"
+        )
+    if "disk is full" in text or "disk i/o" in text:
+        return StoreUnavailable(f"cannot write {path} ({exc}); free disk space and retry")
+    if _is_locked(exc):
+        return StoreUnavailable(
+            f"{path} stayed locked by another process ({exc}); retry, or stop the process "
+            "holding it"
+        )
+    return StoreUnavailable(
+        f"cannot use {path} ({exc}); check that the path is a writable file location"
+    )
+
+
+def _prepare_file(path: Path) -> None:
+    """Create the folder (0700) and an empty file (0600) before SQLite touches them."""
+    if path.exists() and not path.is_file():
+        raise StoreUnavailable(f"{path} exists and is not a file; pass a file path with --db")
+    try:
+        folder = path.parent
+        if not folder.exists():
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not path.exists():
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            os.close(fd)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise StoreUnavailable(
+            f"cannot create {path} ({exc.strerror}); choose a writable location with --db "
+            "or CTXMODE_DB"
+        ) from exc
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(
+        path,
+        timeout=config.BUSY_TIMEOUT_MS / 1000,
+        isolation_level=None,
+        check_same_thread=False,
+    )
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {config.BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+        if str(mode).lower() != "wal":
+            conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def quarantine(path: Path, now: float | None = None) -> Path:
+    """Move a bad store file (and its WAL/SHM) aside under a timestamped name; return it."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now or time.time()))
+    target = path.with_name(f"{path.name}.bad-{stamp}")
+    n = 1
+    while target.exists():
+        target = path.with_name(f"{path.name}.bad-{stamp}-{n}")
+        n += 1
+    os.replace(path, target)
+    for suffix in ("-wal", "-shm"):
+        side = path.with_name(path.name + suffix)
+        if side.exists():
+            os.replace(side, target.with_name(target.name + suffix))
+    return target
+
+
+class Store:
+    """One project's knowledge store. Use ``Store.open(path)`` as a context manager."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        path: Path,
+        root: Path,
+        settings: config.Settings,
+        recovered_from: Path | None = None,
+    ) -> None:
+        self.conn = conn
+        self.path = path
+        self.root = root
+        self.settings = settings
+        #: Where a corrupt file was moved when ``open(recover=True)`` replaced it.
+        self.recovered_from = recovered_from
+
+    # -- lifecycle of the handle -------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        root: str | os.PathLike[str] | None = None,
+        recover: bool = False,
+        create: bool = True,
+    ) -> Store:
+        """Open (creating and migrating as needed) the store at ``path``.
+
+        ``root`` is the project root that file paths are relative to (default: the folder that
+        holds ``.context``). With ``recover=True`` a corrupt file or another program's database
+        is moved aside and a fresh store is started; ``recovered_from`` names the kept file.
+        """
+        db_path = Path(path).expanduser().absolute()
+        project_root = Path(root).resolve() if root else config.root_for_db(db_path)
+        if not create and not db_path.exists():
+            raise StoreUnavailable(f"no ctxmode store at {db_path}; run `ctxmode init` first")
+        _prepare_file(db_path)
+        recovered: Path | None = None
+        try:
+            conn = cls._open_checked(db_path)
+        except (CorruptDatabase, NotACtxmodeDatabase) as exc:
+            if not recover:
+                raise
+            recovered = quarantine(db_path)
+            print(
+                f"ctxmode: moved unusable store aside to {recovered} ({exc}); started a new one",
+                file=sys.stderr,
+            )
+            _prepare_file(db_path)
+            conn = cls._open_checked(db_path)
+        return cls(conn, db_path, project_root, config.load_settings(project_root), recovered)
+
+    @staticmethod
+    def _open_checked(db_path: Path) -> sqlite3.Connection:
+        try:
+            conn = _connect(db_path)
+        except sqlite3.Error as exc:
+            raise translate_sqlite_error(exc, db_path) from exc
+        try:
+            for attempt in range(config.LOCKED_RETRIES):
+                try:
+                    schema.migrate(conn)
+                    break
+                except sqlite3.OperationalError as exc:
+                    if not _is_locked(exc) or attempt == config.LOCKED_RETRIES - 1:
+                        raise
+                    time.sleep(config.LOCKED_BACKOFF_S * (2**attempt))
+        except sqlite3.Error as exc:
+            conn.close()
+            raise translate_sqlite_error(exc, db_path) from exc
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- transactions ------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A short write transaction (``BEGIN IMMEDIATE``), nested via SAVEPOINT.
+
+        Waiting for the write lock is bounded: busy_timeout per attempt, then a few retries with
+        exponential backoff, then ``StoreUnavailable``.
+        """
+        conn = self.conn
+        if conn.in_transaction:
+            name = f"sp_{id(object())}"
+            conn.execute(f"SAVEPOINT {name}")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute(f"ROLLBACK TO {name}")
+                conn.execute(f"RELEASE {name}")
+                raise
+            conn.execute(f"RELEASE {name}")
+            return
+        self._begin()
+        try:
+            yield conn
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            raise
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            raise translate_sqlite_error(exc, self.path) from exc
+
+    def _begin(self) -> None:
+        for attempt in range(config.LOCKED_RETRIES):
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                if not _is_locked(exc) or attempt == config.LOCKED_RETRIES - 1:
+                    raise translate_sqlite_error(exc, self.path) from exc
+                time.sleep(config.LOCKED_BACKOFF_S * (2**attempt))
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        """Run a read query and return rows addressable by column name."""
+        try:
+            cursor = self.conn.execute(sql, params)
+        except sqlite3.OperationalError as exc:
+            if "no such" in str(exc) or "syntax" in str(exc):
+                raise
+            raise translate_sqlite_error(exc, self.path) from exc
+        cursor.row_factory = sqlite3.Row
+        return list(cursor.fetchall())
+
+    @property
+    def default_owner(self) -> str:
+        try:
+            return getpass.getuser()
+        except Exception:  # noqa: BLE001 - no passwd entry in some containers
+            return "unknown"
+
+    # -- knowledge ---------------------------------------------------------------------------
+
+    def write_context(
+        self,
+        type: str,
+        content: str,
+        *,
+        task_id: int | None = None,
+        file_paths: Sequence[str] = (),
+        relation: str = "related",
+        scope: str = "global",
+        owner: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        supersedes: int | None = None,
+        session_id: str | None = None,
+        relevance: float = 1.0,
+        now: int | None = None,
+    ) -> WriteResult:
+        """Store a context, link it, and verify it is found through every link given."""
+        from ctxmode import knowledge
+
+        return knowledge.write_context(
+            self,
+            type,
+            content,
+            task_id=task_id,
+            file_paths=file_paths,
+            relation=relation,
+            scope=scope,
+            owner=owner,
+            metadata=metadata,
+            supersedes=supersedes,
+            session_id=session_id,
+            relevance=relevance,
+            now=now,
+        )
+
+    def write_decision(
+        self,
+        fields: dict[str, str],
+        *,
+        task_id: int | None = None,
+        file_paths: Sequence[str] = (),
+        scope: str = "global",
+        owner: str | None = None,
+        supersedes: int | None = None,
+    ) -> WriteResult:
+        """Write a ``decision`` from the template fields (decision, background, options ...)."""
+        from ctxmode import knowledge
+
+        return knowledge.write_decision(
+            self,
+            fields,
+            task_id=task_id,
+            file_paths=file_paths,
+            scope=scope,
+            owner=owner,
+            supersedes=supersedes,
+        )
+
+    def get_context(self, context_id: int) -> Context:
+        """The context with this id (superseded and archived ones included)."""
+        from ctxmode import knowledge
+
+        return knowledge.get_context(self, context_id)
+
+    def context_detail(self, context_id: int) -> ContextDetail:
+        """A context with its task and file links and its supersession chain."""
+        from ctxmode import knowledge
+
+        return knowledge.context_detail(self, context_id)
+
+    def update_context(
+        self,
+        context_id: int,
+        *,
+        content: str | None = None,
+        type: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        now: int | None = None,
+    ) -> Context:
+        """Edit a context in place (content, type or metadata)."""
+        from ctxmode import knowledge
+
+        return knowledge.update_context(
+            self, context_id, content=content, type=type, metadata=metadata, now=now
+        )
+
+    def delete_context(self, context_id: int) -> None:
+        """Delete a context and its links."""
+        from ctxmode import knowledge
+
+        knowledge.delete_context(self, context_id)
+
+    def supersede(self, old_id: int, new_id: int) -> None:
+        """Mark ``old_id`` as replaced by ``new_id``; it leaves query results, stays readable."""
+        from ctxmode import knowledge
+
+        knowledge.supersede(self, old_id, new_id)
+
+    def list_contexts(self, **filters: Any) -> list[Context]:
+        """Contexts filtered by type, scope, owner, task, file, stale, superseded (newest first)."""
+        from ctxmode import knowledge
+
+        return knowledge.list_contexts(self, **filters)
+
+    def create_task(
+        self, name: str, parent_id: int | None = None, *, status: str = "pending"
+    ) -> Task:
+        """Create a task, optionally under a parent."""
+        from ctxmode import knowledge
+
+        return knowledge.create_task(self, name, parent_id, status=status)
+
+    def update_task(self, task_id: int, status: str) -> Task:
+        """Change a task's status."""
+        from ctxmode import knowledge
+
+        return knowledge.update_task(self, task_id, status)
+
+    def get_task(self, task_id: int) -> Task:
+        from ctxmode import knowledge
+
+        return knowledge.get_task(self, task_id)
+
+    def list_tasks(self, status: str | None = None) -> list[Task]:
+        """Tasks in tree order (parents before children), optionally by status."""
+        from ctxmode import knowledge
+
+        return knowledge.list_tasks(self, status)
+
+    def link_files(self, context_id: int, paths: Sequence[str], relation: str = "related") -> None:
+        """Link a context to project files (paths are stored project-relative)."""
+        from ctxmode import knowledge
+
+        knowledge.link_files(self, context_id, paths, relation)
+
+    def link_task(self, context_id: int, task_id: int, relevance: float = 1.0) -> None:
+        """Link a context to a task with a relevance weight."""
+        from ctxmode import knowledge
+
+        knowledge.link_task(self, context_id, task_id, relevance)
+
+    # -- retrieval and lifecycle -------------------------------------------------------------
+
+    def query_context(
+        self,
+        *,
+        task_id: int | None = None,
+        file_path: str | None = None,
+        context_type: str | Sequence[str] | None = None,
+        mode: str = "normal",
+        limit: int | None = None,
+        budget_tokens: int | None = None,
+        window_tokens: int | None = None,
+        owner: str | None = None,
+        session_id: str | None = None,
+        include_superseded: bool = False,
+        record_access: bool = True,
+        now: int | None = None,
+    ) -> QueryResult:
+        """Ranked contexts for a file and/or task, packed into a token budget."""
+        from ctxmode import retrieval
+
+        return retrieval.query_context(
+            self,
+            task_id=task_id,
+            file_path=file_path,
+            context_type=context_type,
+            mode=mode,
+            limit=limit,
+            budget_tokens=budget_tokens,
+            window_tokens=window_tokens,
+            owner=owner,
+            session_id=session_id,
+            include_superseded=include_superseded,
+            record_access=record_access,
+            now=now,
+        )
+
+    def cleanup(self, now: int | None = None, dry_run: bool = False) -> CleanupReport:
+        """Apply the retention rules; with ``dry_run`` only report what would change."""
+        from ctxmode import lifecycle
+
+        return lifecycle.cleanup(self, now=now, dry_run=dry_run)
+
+    def refresh_files(self, now: int | None = None) -> list[str]:
+        """Re-hash linked files; mark contexts of changed or deleted files stale."""
+        from ctxmode import lifecycle
+
+        return lifecycle.refresh_files(self, now=now)
+
+    def end_session(self, session_id: str, now: int | None = None) -> int:
+        """Drop the session-scoped contexts of a session; return how many went."""
+        from ctxmode import knowledge
+
+        return knowledge.end_session(self, session_id, now=now)

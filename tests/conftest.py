@@ -1,0 +1,63 @@
+"""Shared fixtures: every test gets its own project folder and store; no test touches $HOME."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ctxmode import Store
+
+REPO = Path(__file__).resolve().parent.parent
+VENV_BIN = Path(sys.executable).parent
+#: The ``ctxmode`` console script of the interpreter running the tests.
+CTXMODE = str(VENV_BIN / "ctxmode") if (VENV_BIN / "ctxmode").exists() else shutil.which("ctxmode")
+SHARED = REPO.parent / "shared"
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("CTXMODE_HOME", str(home / ".ctxmode"))
+    for name in ("CTXMODE_DB", "CTXMODE_DISABLE", "CLAUDE_PROJECT_DIR"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A git-like project folder (a ``.git`` dir marks its root)."""
+    root = tmp_path / "proj"
+    (root / ".git").mkdir(parents=True)
+    return root
+
+
+@pytest.fixture
+def store(project: Path) -> Iterator[Store]:
+    with Store.open(project / ".context" / "context.db") as s:
+        yield s
+
+
+def run_cli(
+    *args: str, cwd: Path, input: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the real ``ctxmode`` command in a subprocess."""
+    assert CTXMODE, "ctxmode console script not installed"
+    full_env = dict(os.environ)
+    if env:
+        full_env.update(env)
+    return subprocess.run(
+        [CTXMODE, *args],
+        cwd=cwd,
+        input=input,
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=60,
+    )
