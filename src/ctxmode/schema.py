@@ -149,8 +149,141 @@ def m002_sessions(conn: sqlite3.Connection) -> None:
     )
 
 
+def m003_search(conn: sqlite3.Connection) -> None:
+    """Indexed documents, one search table over contexts/events/chunks, FTS5, sandbox usage.
+
+    ``search_items`` mirrors every searchable row (kept in sync by triggers) and is the external
+    content of two FTS5 indexes: ``search_fts`` (porter unicode61: words, stemming) and
+    ``search_trigram`` (trigram: substrings and CJK).
+    """
+    conn.executescript(
+        """
+        CREATE TABLE sources (
+            id INTEGER PRIMARY KEY,
+            label TEXT NOT NULL UNIQUE,
+            kind TEXT NOT NULL CHECK (kind IN ('file', 'url', 'content', 'sandbox', 'import')),
+            location TEXT,
+            content_hash TEXT,
+            mtime REAL,
+            bytes INTEGER NOT NULL DEFAULT 0,
+            fetched_at INTEGER,
+            expires_at INTEGER,
+            indexed_at INTEGER NOT NULL
+        );
+        CREATE INDEX idx_sources_location ON sources(location);
+
+        CREATE TABLE chunks (
+            id INTEGER PRIMARY KEY,
+            source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+            ordinal INTEGER NOT NULL,
+            title TEXT NOT NULL,
+            content TEXT NOT NULL,
+            kind TEXT NOT NULL DEFAULT 'text',
+            created_at INTEGER NOT NULL
+        );
+        CREATE INDEX idx_chunks_source ON chunks(source_id, ordinal);
+
+        CREATE TABLE search_items (
+            id INTEGER PRIMARY KEY,
+            item_kind TEXT NOT NULL CHECK (item_kind IN ('context', 'event', 'chunk')),
+            ref_id INTEGER NOT NULL,
+            title TEXT NOT NULL,
+            body TEXT NOT NULL,
+            source TEXT NOT NULL,
+            type TEXT NOT NULL,
+            session_id TEXT,
+            created_at INTEGER NOT NULL,
+            UNIQUE (item_kind, ref_id)
+        );
+        CREATE INDEX idx_search_items_source ON search_items(source, created_at);
+        CREATE INDEX idx_search_items_type ON search_items(type);
+        CREATE INDEX idx_search_items_session ON search_items(session_id)
+            WHERE session_id IS NOT NULL;
+
+        CREATE VIRTUAL TABLE search_fts USING fts5(
+            title, body, content='search_items', content_rowid='id',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE VIRTUAL TABLE search_trigram USING fts5(
+            title, body, content='search_items', content_rowid='id', tokenize='trigram'
+        );
+
+        CREATE TRIGGER search_items_ai AFTER INSERT ON search_items BEGIN
+            INSERT INTO search_fts(rowid, title, body) VALUES (new.id, new.title, new.body);
+            INSERT INTO search_trigram(rowid, title, body) VALUES (new.id, new.title, new.body);
+        END;
+        CREATE TRIGGER search_items_ad AFTER DELETE ON search_items BEGIN
+            INSERT INTO search_fts(search_fts, rowid, title, body)
+                VALUES ('delete', old.id, old.title, old.body);
+            INSERT INTO search_trigram(search_trigram, rowid, title, body)
+                VALUES ('delete', old.id, old.title, old.body);
+        END;
+        CREATE TRIGGER search_items_au AFTER UPDATE ON search_items BEGIN
+            INSERT INTO search_fts(search_fts, rowid, title, body)
+                VALUES ('delete', old.id, old.title, old.body);
+            INSERT INTO search_trigram(search_trigram, rowid, title, body)
+                VALUES ('delete', old.id, old.title, old.body);
+            INSERT INTO search_fts(rowid, title, body) VALUES (new.id, new.title, new.body);
+            INSERT INTO search_trigram(rowid, title, body) VALUES (new.id, new.title, new.body);
+        END;
+
+        CREATE TRIGGER contexts_search_ai AFTER INSERT ON contexts BEGIN
+            INSERT INTO search_items(item_kind, ref_id, title, body, source, type, session_id,
+                                     created_at)
+            VALUES ('context', new.id,
+                    substr(substr(new.content, 1, instr(new.content || char(10), char(10)) - 1),
+                           1, 120),
+                    new.content, 'knowledge', new.type, new.session_id, new.created_at);
+        END;
+        CREATE TRIGGER contexts_search_au AFTER UPDATE OF content, type ON contexts BEGIN
+            UPDATE search_items SET
+                title = substr(substr(new.content, 1,
+                               instr(new.content || char(10), char(10)) - 1), 1, 120),
+                body = new.content, type = new.type
+            WHERE item_kind = 'context' AND ref_id = new.id;
+        END;
+        CREATE TRIGGER contexts_search_ad AFTER DELETE ON contexts BEGIN
+            DELETE FROM search_items WHERE item_kind = 'context' AND ref_id = old.id;
+        END;
+
+        CREATE TRIGGER events_search_ai AFTER INSERT ON events BEGIN
+            INSERT INTO search_items(item_kind, ref_id, title, body, source, type, session_id,
+                                     created_at)
+            VALUES ('event', new.id, new.category || ': ' || new.type, new.data, 'events',
+                    new.category, new.session_id, new.created_at);
+        END;
+        CREATE TRIGGER events_search_ad AFTER DELETE ON events BEGIN
+            DELETE FROM search_items WHERE item_kind = 'event' AND ref_id = old.id;
+        END;
+
+        CREATE TRIGGER chunks_search_ai AFTER INSERT ON chunks BEGIN
+            INSERT INTO search_items(item_kind, ref_id, title, body, source, type, created_at)
+            VALUES ('chunk', new.id, new.title, new.content,
+                    (SELECT label FROM sources WHERE id = new.source_id), new.kind,
+                    new.created_at);
+        END;
+        CREATE TRIGGER chunks_search_ad AFTER DELETE ON chunks BEGIN
+            DELETE FROM search_items WHERE item_kind = 'chunk' AND ref_id = old.id;
+        END;
+
+        CREATE TABLE sandbox_runs (
+            id INTEGER PRIMARY KEY,
+            kind TEXT NOT NULL,
+            language TEXT,
+            bytes_produced INTEGER NOT NULL,
+            bytes_returned INTEGER NOT NULL,
+            source_label TEXT,
+            exit_code INTEGER,
+            duration_ms INTEGER,
+            created_at INTEGER NOT NULL
+        );
+        CREATE INDEX idx_sandbox_runs_created ON sandbox_runs(created_at);
+        """
+    )
+
+
 #: Every migration, in the order it is applied. Append only.
-MIGRATIONS: tuple[Migration, ...] = (m001_knowledge, m002_sessions)
+MIGRATIONS: tuple[Migration, ...] = (m001_knowledge, m002_sessions, m003_search)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
