@@ -60,18 +60,30 @@ FOCUSED_TYPES = tuple(t for t, tier in TYPE_TIERS.items() if tier == 1) + ("snip
 
 @dataclass
 class _Candidate:
+    tier: int
+    updated_at: int
     distance: int
     relevance: float
     via: str
 
 
+#: (id, tier, updated_at) as every candidate query returns them.
+_Row = tuple[int, int, int]
+
+
 def _offer(
-    pool: dict[int, _Candidate], cid: int, distance: int, relevance: float, via: str
+    pool: dict[int, _Candidate], row: _Row, distance: int, relevance: float, via: str
 ) -> None:
     """Keep the best route to each context: one row per context however many links match."""
+    cid = row[0]
     current = pool.get(cid)
     if current is None or (distance, -relevance) < (current.distance, -current.relevance):
-        pool[cid] = _Candidate(distance, relevance, via)
+        pool[cid] = _Candidate(row[1], row[2], distance, relevance, via)
+
+
+def _rank_key(item: tuple[int, _Candidate]) -> tuple[int, int, int, float, int]:
+    cid, c = item
+    return (c.tier, c.distance, -c.updated_at, -c.relevance, -cid)
 
 
 def _types(context_type: str | Sequence[str] | None, mode: str) -> tuple[str, ...] | None:
@@ -85,95 +97,130 @@ def _placeholders(values: Sequence[object]) -> str:
     return ",".join("?" * len(values))
 
 
-def _file_contexts(conn: sqlite3.Connection, rel: str) -> list[int]:
+@dataclass(frozen=True)
+class _Visible:
+    """SQL filter on ``contexts c``: visibility (scope, supersession) plus the caller's filters.
+
+    Every candidate query applies it and orders by the final rank, so each returns at most
+    ``limit`` rows however many links a task or file has.
+    """
+
+    types: tuple[str, ...] | None
+    owner: str | None
+    session_id: str | None
+    chain: tuple[int, ...]
+    include_superseded: bool
+
+    def sql(self, scope_override: str | None = None) -> tuple[str, list[object]]:
+        """WHERE clause and parameters; ``scope_override`` keeps one scope (uses the index)."""
+        where: list[str] = []
+        params: list[object] = []
+        if not self.include_superseded:
+            where.append("c.superseded_by IS NULL AND c.archived_at IS NULL")
+        if self.types:
+            where.append(f"c.type IN ({_placeholders(self.types)})")
+            params.extend(self.types)
+        if self.owner is not None:
+            where.append("c.owner = ?")
+            params.append(self.owner)
+        if scope_override == "global":
+            where.append("c.scope = 'global'")
+            return " AND ".join(where), params
+        if scope_override == "session":
+            where.append("c.scope = 'session' AND c.session_id = ?")
+            params.append(self.session_id)
+            return " AND ".join(where), params
+        scopes = ["c.scope = 'global'"]
+        if self.session_id:
+            scopes.append("(c.scope = 'session' AND c.session_id = ?)")
+            params.append(self.session_id)
+        if self.chain:
+            scopes.append(
+                "(c.scope = 'task' AND EXISTS (SELECT 1 FROM context_task_map v "
+                f"WHERE v.context_id = c.id AND v.task_id IN ({_placeholders(self.chain)})))"
+            )
+            params.extend(self.chain)
+        where.append("(" + " OR ".join(scopes) + ")")
+        return " AND ".join(where), params
+
+
+_RANK = "ORDER BY c.tier, c.updated_at DESC, c.id DESC LIMIT ?"
+
+
+def _linked_to_file(conn: sqlite3.Connection, rel: str, vis: _Visible, limit: int) -> list[_Row]:
+    where, params = vis.sql()
     return [
-        int(r[0])
+        (int(r[0]), int(r[1]), int(r[2]))
         for r in conn.execute(
-            "SELECT m.context_id FROM files f JOIN context_file_map m ON m.file_id = f.id "
-            "WHERE f.path = ?",
-            (rel,),
+            "SELECT DISTINCT c.id, c.tier, c.updated_at FROM files f "
+            "JOIN context_file_map m ON m.file_id = f.id JOIN contexts c ON c.id = m.context_id "
+            f"WHERE f.path = ? AND {where} {_RANK}",
+            (rel, *params, limit),
         )
     ]
 
 
-def _task_contexts(
-    conn: sqlite3.Connection, task_ids: Sequence[int]
-) -> list[tuple[int, int, float]]:
+def _linked_to_tasks(
+    conn: sqlite3.Connection,
+    task_ids: Sequence[int],
+    vis: _Visible,
+    limit: int,
+    among: Sequence[int] | None = None,
+) -> list[tuple[_Row, int, float]]:
+    """(row, task id, relevance): the best ``limit`` contexts per task, in one statement."""
     if not task_ids:
         return []
+    where, params = vis.sql()
+    if among is not None:
+        where += f" AND c.id IN ({_placeholders(among)})"
+        params = [*params, *among]
     return [
-        (int(r[0]), int(r[1]), float(r[2]))
+        ((int(r[0]), int(r[1]), int(r[2])), int(r[3]), float(r[4]))
         for r in conn.execute(
-            f"SELECT context_id, task_id, relevance FROM context_task_map "
-            f"WHERE task_id IN ({_placeholders(task_ids)})",
-            tuple(task_ids),
+            "SELECT id, tier, updated_at, task_id, relevance FROM ("
+            " SELECT c.id, c.tier, c.updated_at, m.task_id, m.relevance, ROW_NUMBER() OVER ("
+            "  PARTITION BY m.task_id"
+            "  ORDER BY c.tier, c.updated_at DESC, m.relevance DESC, c.id DESC) AS rn"
+            " FROM context_task_map m JOIN contexts c ON c.id = m.context_id"
+            f" WHERE m.task_id IN ({_placeholders(task_ids)}) AND {where}"
+            ") WHERE rn <= ?",
+            (*task_ids, *params, limit),
         )
     ]
 
 
-def _file_hop(conn: sqlite3.Connection, context_ids: Sequence[int]) -> list[int]:
-    """Contexts sharing a file with any of ``context_ids``."""
-    if not context_ids:
-        return []
-    return [
-        int(r[0])
-        for r in conn.execute(
-            f"SELECT DISTINCT m2.context_id FROM context_file_map m1 "
-            f"JOIN context_file_map m2 ON m2.file_id = m1.file_id "
-            f"WHERE m1.context_id IN ({_placeholders(context_ids)}) LIMIT 500",
-            tuple(context_ids),
-        )
-    ]
-
-
-def _task_hop(conn: sqlite3.Connection, context_ids: Sequence[int]) -> list[int]:
-    """Contexts sharing a task with any of ``context_ids``."""
-    if not context_ids:
-        return []
-    return [
-        int(r[0])
-        for r in conn.execute(
-            f"SELECT DISTINCT m2.context_id FROM context_task_map m1 "
-            f"JOIN context_task_map m2 ON m2.task_id = m1.task_id "
-            f"WHERE m1.context_id IN ({_placeholders(context_ids)}) LIMIT 500",
-            tuple(context_ids),
-        )
-    ]
-
-
-def _global_top(
+def _hop(
     conn: sqlite3.Connection,
-    types: tuple[str, ...] | None,
-    owner: str | None,
-    session_id: str | None,
-    include_superseded: bool,
+    via_table: str,
+    key: str,
+    seeds: Sequence[int],
+    vis: _Visible,
     limit: int,
-) -> list[int]:
-    where = ["scope = 'global'"]
-    params: list[object] = []
-    if not include_superseded:
-        where.append("superseded_by IS NULL AND archived_at IS NULL")
-    if types:
-        where.append(f"type IN ({_placeholders(types)})")
-        params.extend(types)
-    if owner:
-        where.append("owner = ?")
-        params.append(owner)
-    sql = (
-        f"SELECT id FROM contexts WHERE {' AND '.join(where)} "
-        "ORDER BY tier, updated_at DESC LIMIT ?"
-    )
-    ids = [int(r[0]) for r in conn.execute(sql, (*params, limit))]
-    if session_id:
-        ids += [
-            int(r[0])
-            for r in conn.execute(
-                "SELECT id FROM contexts WHERE scope = 'session' AND session_id = ? "
-                "ORDER BY tier, updated_at DESC LIMIT ?",
-                (session_id, limit),
-            )
-        ]
-    return ids
+) -> list[_Row]:
+    """Best-ranked contexts sharing a file (or task) with any of ``seeds``."""
+    if not seeds:
+        return []
+    where, params = vis.sql()
+    return [
+        (int(r[0]), int(r[1]), int(r[2]))
+        for r in conn.execute(
+            f"SELECT c.id, c.tier, c.updated_at FROM contexts c WHERE c.id IN ("
+            f" SELECT m2.context_id FROM {via_table} m1 JOIN {via_table} m2 ON m2.{key} = m1.{key}"
+            f" WHERE m1.context_id IN ({_placeholders(seeds)})) AND {where} {_RANK}",
+            (*seeds, *params, limit),
+        )
+    ]
+
+
+def _global_top(conn: sqlite3.Connection, vis: _Visible, limit: int) -> list[_Row]:
+    """Best-ranked global (and this session's) contexts: one index range scan per scope."""
+    scopes = ("global", "session") if vis.session_id else ("global",)
+    rows: list[_Row] = []
+    for scope in scopes:
+        where, params = vis.sql(scope_override=scope)
+        sql = f"SELECT c.id, c.tier, c.updated_at FROM contexts c WHERE {where} {_RANK}"
+        rows += [(int(r[0]), int(r[1]), int(r[2])) for r in conn.execute(sql, (*params, limit))]
+    return rows
 
 
 def _load(conn: sqlite3.Connection, ids: Iterable[int]) -> dict[int, Context]:
@@ -188,24 +235,6 @@ def _load(conn: sqlite3.Connection, ids: Iterable[int]) -> dict[int, Context]:
             ctx = row_to_context(row)
             out[ctx.id] = ctx
     return out
-
-
-def _task_scoped_visible(
-    conn: sqlite3.Connection, contexts: Iterable[Context], chain: set[int]
-) -> set[int]:
-    """Ids of task-scoped contexts linked to a task in ``chain`` (the query task and ancestors)."""
-    scoped = [c.id for c in contexts if c.scope == "task"]
-    if not scoped or not chain:
-        return set()
-    return {
-        int(r[0])
-        for r in conn.execute(
-            f"SELECT context_id FROM context_task_map "
-            f"WHERE context_id IN ({_placeholders(scoped)}) "
-            f"AND task_id IN ({_placeholders(list(chain))})",
-            (*scoped, *chain),
-        )
-    }
 
 
 def _check_positive(name: str, value: int | None, maximum: int) -> int | None:
@@ -269,69 +298,56 @@ def query_context(
         _mark_stale_if_changed(store, rel)
 
     chain_depth: dict[int, int] = {}
+    full_chain: tuple[int, ...] = ()
     if task_id is not None:
-        chain_depth[task_id] = 0
         ups = ancestors(conn, task_id)
+        full_chain = (task_id, *ups)
         reach = {"focused": 0, "normal": 1, "broad": len(ups)}[mode]
-        for depth, ancestor in enumerate(ups[:reach], start=1):
-            chain_depth[ancestor] = depth
-    full_chain = set(chain_depth) | (set(ancestors(conn, task_id)) if task_id else set())
+        chain_depth = {t: depth for depth, t in enumerate(full_chain[: reach + 1])}
+    vis = _Visible(types, owner, session_id, full_chain, include_superseded)
 
     pool: dict[int, _Candidate] = {}
-    task_links = _task_contexts(conn, list(chain_depth))
     if rel is not None:
-        file_ids = _file_contexts(conn, rel)
-        for cid in file_ids:
-            _offer(pool, cid, UNRELATED_TASK_DISTANCE if task_id is not None else 0, 1.0, "file")
+        # The file narrows: only its contexts (and one hop from them) are candidates.
+        direct = _linked_to_file(conn, rel, vis, MAX_LIMIT)
+        far = UNRELATED_TASK_DISTANCE if task_id is not None else 0
+        for row in direct:
+            _offer(pool, row, far, 1.0, "file")
         if mode != "focused":
-            for cid in _task_hop(conn, file_ids):
-                _offer(pool, cid, 1, 0.5, "hop")
-        # The task only reorders what the file selected.
-        for cid, tid, relevance in task_links:
-            if cid in pool:
+            seeds = [r[0] for r in direct[:200]]
+            for row in _hop(conn, "context_task_map", "task_id", seeds, vis, lim):
+                _offer(pool, row, 1, 0.5, "hop")
+        if task_id is not None:
+            # ... and the task orders what the file selected.
+            file_ids = list(pool)[:MAX_LIMIT]
+            for row, tid, relevance in _linked_to_tasks(
+                conn, list(chain_depth), vis, MAX_LIMIT, file_ids
+            ):
                 depth = chain_depth[tid]
-                _offer(
-                    pool, cid, depth, relevance * 0.5**depth, "task" if depth == 0 else "ancestor"
-                )
+                via = "task" if depth == 0 else "ancestor"
+                _offer(pool, row, depth, relevance * 0.5**depth, via)
     elif task_id is not None:
-        for cid, tid, relevance in task_links:
+        for row, tid, relevance in _linked_to_tasks(conn, list(chain_depth), vis, lim):
             depth = chain_depth[tid]
-            _offer(pool, cid, depth, relevance * 0.5**depth, "task" if depth == 0 else "ancestor")
+            via = "task" if depth == 0 else "ancestor"
+            _offer(pool, row, depth, relevance * 0.5**depth, via)
         if mode != "focused":
-            direct = [cid for cid, tid, _ in task_links if tid == task_id]
-            for cid in _file_hop(conn, direct):
-                _offer(pool, cid, 1, 0.5, "hop")
+            direct_ids = [cid for cid, c in pool.items() if c.distance == 0]
+            for row in _hop(conn, "context_file_map", "file_id", direct_ids[:200], vis, lim):
+                _offer(pool, row, 1, 0.5, "hop")
     if (rel is None and task_id is None) or mode == "broad":
         distance = GLOBAL_DISTANCE if (rel is not None or task_id is not None) else 0
-        for cid in _global_top(conn, types, owner, session_id, include_superseded, lim):
-            _offer(pool, cid, distance, 0.0, "global")
+        for row in _global_top(conn, vis, lim):
+            _offer(pool, row, distance, 0.0, "global")
 
-    contexts = _load(conn, pool)
-    task_ok = _task_scoped_visible(conn, contexts.values(), full_chain)
-    ranked: list[RankedItem] = []
-    for cid, ctx in contexts.items():
-        if types is not None and ctx.type not in types:
-            continue
-        if owner is not None and ctx.owner != owner:
-            continue
-        if not include_superseded and (ctx.superseded_by is not None or ctx.archived_at):
-            continue
-        if ctx.scope == "task" and cid not in task_ok:
-            continue
-        if ctx.scope == "session" and (session_id is None or ctx.session_id != session_id):
-            continue
-        cand = pool[cid]
-        ranked.append(RankedItem(ctx, cand.distance, cand.relevance, cand.via))
-    ranked.sort(
-        key=lambda i: (
-            i.context.tier,
-            i.distance,
-            -i.context.updated_at,
-            -i.relevance,
-            -i.context.id,
-        )
+    # Rank on the keys the queries returned; load full rows for the winners only.
+    winners = sorted(pool.items(), key=_rank_key)[:lim]
+    contexts = _load(conn, [cid for cid, _ in winners])
+    selected = tuple(
+        RankedItem(contexts[cid], c.distance, c.relevance, c.via)
+        for cid, c in winners
+        if cid in contexts
     )
-    selected = tuple(ranked[:lim])
     if record_access and selected:
         _record_access(store, [i.context.id for i in selected], now)
     return QueryResult(items=selected, pack=pack(selected, budget), mode=mode, limit=lim)

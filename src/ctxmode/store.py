@@ -10,6 +10,7 @@ methods here are their public face so that callers hold one object.
 from __future__ import annotations
 
 import contextlib
+import functools
 import getpass
 import os
 import sqlite3
@@ -18,7 +19,7 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from ctxmode import config, schema
 from ctxmode.errors import (
@@ -35,6 +36,9 @@ from ctxmode.models import (
     Task,
     WriteResult,
 )
+
+if TYPE_CHECKING:
+    from ctxmode.search import Item, SearchResult
 
 _LOCKED_MESSAGES = ("database is locked", "database table is locked", "database is busy")
 
@@ -273,8 +277,9 @@ class Store:
         cursor.row_factory = sqlite3.Row
         return list(cursor.fetchall())
 
-    @property
+    @functools.cached_property
     def default_owner(self) -> str:
+        """The OS user, looked up once per store (a passwd lookup costs ~0.1 ms)."""
         try:
             return getpass.getuser()
         except Exception:  # noqa: BLE001 - no passwd entry in some containers
@@ -477,3 +482,17 @@ class Store:
         from ctxmode import knowledge
 
         return knowledge.end_session(self, session_id, now=now)
+
+    # -- search ------------------------------------------------------------------------------
+
+    def search(self, query: str, **filters: Any) -> SearchResult:
+        """Full-text search over contexts, events and indexed documents (see ``search.search``)."""
+        from ctxmode import search
+
+        return search.search(self, query, **filters)
+
+    def get_items(self, ids: Sequence[str], budget_chars: int = 20000) -> list[Item]:
+        """Full text of search hits by id (``ctx:12``, ``evt:34``, ``doc:56``) within a budget."""
+        from ctxmode import search
+
+        return search.get_items(self, ids, budget_chars=budget_chars)

@@ -1,0 +1,169 @@
+"""The CLI through real subprocesses: JSON output, human output, every error case."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+
+def cli_json(project: Path, *args: str, input: str | None = None) -> object:
+    proc = run_cli(*args, "--json", cwd=project, input=input)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_init_creates_store_and_gitignore(project: Path) -> None:
+    sub = project / "src" / "pkg"
+    sub.mkdir(parents=True)
+    data = cli_json(sub, "init")
+    assert data["db"] == str(project / ".context" / "context.db")  # type: ignore[index]
+    assert (project / ".context" / ".gitignore").read_text() == "*\n"
+    again = cli_json(project, "init")
+    assert again["created"] is False  # type: ignore[index]
+    proc = run_cli("db", "path", cwd=sub)
+    assert proc.stdout.strip() == str(project / ".context" / "context.db")
+
+
+def test_db_override_by_option_and_env(project: Path, tmp_path: Path) -> None:
+    other = tmp_path / "elsewhere" / "k.db"
+    assert run_cli("--db", str(other), "db", "path", cwd=project).stdout.strip() == str(other)
+    proc = run_cli("db", "path", cwd=project, env={"CTXMODE_DB": str(other)})
+    assert proc.stdout.strip() == str(other)
+
+
+def test_add_query_show_round_trip(project: Path) -> None:
+    (project / "api.py").write_text("def handler(): ...\n")
+    task = cli_json(project, "task", "add", "API")
+    sub = cli_json(project, "task", "add", "Handler", "--parent", str(task["id"]))  # type: ignore[index]
+    added = cli_json(
+        project, "add", "decision", "Return JSON errors.", "--task", str(task["id"]),  # type: ignore[index]
+        "--file", "api.py", "--relation", "defines", "--meta", '{"source": "review"}',
+    )  # fmt: skip
+    assert added["verified"] is True  # type: ignore[index]
+    result = cli_json(project, "query", "--task", str(sub["id"]))  # type: ignore[index]
+    assert [i["id"] for i in result["items"]] == [added["id"]]  # type: ignore[index]
+    assert result["items"][0]["via"] == "ancestor"  # type: ignore[index]
+    shown = cli_json(project, "show", str(added["id"]))  # type: ignore[index]
+    assert shown["files"] == [{"path": "api.py", "relation": "defines"}]  # type: ignore[index]
+    assert shown["metadata"] == {"source": "review"}  # type: ignore[index]
+    human = run_cli("query", "--file", "api.py", cwd=project)
+    assert "Return JSON errors." in human.stdout
+
+
+def test_stdin_content_and_decision_template(project: Path) -> None:
+    added = cli_json(project, "add", "snippet", "-", input="print('hi')\n")
+    assert added["id"] == 1  # type: ignore[index]
+    dec = cli_json(
+        project, "decision", "add", "Use SQLite", "--rationale", "local-first",
+        "--options", "SQLite; Postgres",
+    )  # fmt: skip
+    shown = cli_json(project, "show", str(dec["id"]))  # type: ignore[index]
+    assert "Rationale: local-first" in shown["content"]  # type: ignore[index]
+
+
+def test_task_list_and_status(project: Path) -> None:
+    cli_json(project, "task", "add", "root")
+    cli_json(project, "task", "add", "child", "--parent", "1")
+    updated = cli_json(project, "task", "status", "2", "in_progress")
+    assert updated["status"] == "in_progress"  # type: ignore[index]
+    listed = cli_json(project, "task", "list")
+    assert [(t["name"], t["depth"]) for t in listed["tasks"]] == [("root", 0), ("child", 1)]  # type: ignore[index]
+    assert "child" in run_cli("task", "list", cwd=project).stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["add", "opinion", "x"], "constraint"),
+        (["add", "decision", "x", "--task", "99"], "no task with id 99"),
+        (["add", "decision", "x", "--meta", "{bad"], "not valid JSON"),
+        (["add", "decision", "x", "--meta", "[1]"], "JSON object"),
+        (["task", "status", "1", "done"], "unknown task status"),
+        (["show", "5"], "no context with id 5"),
+        (["add", "decision", "x", "--file", "/etc/passwd"], "outside the project"),
+        (["gc", "--now", "yesterday"], "ISO date"),
+    ],
+)
+def test_errors_exit_1_with_a_clear_message(project: Path, args: list[str], message: str) -> None:
+    run_cli("task", "add", "one", cwd=project)
+    proc = run_cli(*args, cwd=project)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("Error") or "Error:" in proc.stderr
+    assert message in proc.stderr
+    count = sqlite3.connect(project / ".context" / "context.db").execute(
+        "SELECT COUNT(*) FROM contexts"
+    )
+    assert count.fetchone()[0] == 0
+
+
+def test_json_errors_still_print_one_json_document(project: Path) -> None:
+    proc = run_cli("show", "7", "--json", cwd=project)
+    assert proc.returncode == 1
+    assert json.loads(proc.stdout)["kind"] == "NotFound"
+
+
+def test_not_a_ctxmode_db_and_unwritable_path(project: Path, tmp_path: Path) -> None:
+    foreign = tmp_path / "foreign.db"
+    conn = sqlite3.connect(foreign)
+    conn.execute("CREATE TABLE t(x)")
+    conn.commit()
+    conn.close()
+    proc = run_cli("--db", str(foreign), "add", "decision", "x", cwd=project)
+    assert proc.returncode == 1 and "another program" in proc.stderr
+    # a path whose parent is a regular file can never be created, even by root
+    blocker = tmp_path / "plain.txt"
+    blocker.write_text("x")
+    proc = run_cli("--db", str(blocker / "sub" / "k.db"), "add", "decision", "x", cwd=project)
+    assert proc.returncode == 1 and "cannot create" in proc.stderr
+    proc = run_cli("--db", str(tmp_path), "add", "decision", "x", cwd=project)
+    assert proc.returncode == 1 and "is a directory" in proc.stderr
+
+
+def test_gc_dry_run_and_now(project: Path) -> None:
+    cli_json(project, "add", "snippet", "old")
+    report = cli_json(project, "gc", "--dry-run", "--now", "2099-01-01")
+    assert report["counts"] == {"snippet": {"delete": 1}}  # type: ignore[index]
+    assert "Would: snippet: delete 1" in run_cli("gc", "--dry-run", "--now", "2099-01-01",
+                                                  cwd=project).stdout  # fmt: skip
+    cli_json(project, "gc", "--now", "2099-01-01")
+    assert cli_json(project, "query")["count"] == 0  # type: ignore[index]
+
+
+def test_export_import_round_trip_without_loss(project: Path, tmp_path: Path) -> None:
+    (project / "a.py").write_text("x")
+    cli_json(project, "task", "add", "root")
+    cli_json(project, "task", "add", "leaf", "--parent", "1")
+    cli_json(project, "add", "decision", "first", "--task", "2", "--file", "a.py")
+    cli_json(project, "add", "decision", "second", "--supersedes", "1")
+    cli_json(project, "add", "reference", "https://example.org 中文", "--meta", '{"k": [1, 2]}')
+    exported = run_cli("export", cwd=project).stdout
+    assert all(json.loads(line) for line in exported.splitlines())
+
+    other = tmp_path / "other"
+    (other / ".git").mkdir(parents=True)
+    (other / "a.py").write_text("x")
+    report = cli_json(other, "import", "-", input=exported)
+    assert report == {"tasks_added": 2, "tasks_skipped": 0, "contexts_added": 3,  # type: ignore[comparison-overlap]
+                      "contexts_skipped": 0}  # fmt: skip
+    assert run_cli("export", cwd=other).stdout == exported
+    again = cli_json(other, "import", "-", input=exported)
+    assert again["contexts_added"] == 0 and again["contexts_skipped"] == 3  # type: ignore[index]
+    assert run_cli("export", cwd=other).stdout == exported
+
+
+def test_import_of_a_bad_line_writes_nothing(project: Path) -> None:
+    good = json.dumps({"kind": "context", "id": 1, "type": "decision", "content": "ok"})
+    proc = run_cli("import", "-", cwd=project, input=good + "\n{broken\n")
+    assert proc.returncode == 1 and "line 2" in proc.stderr
+    assert cli_json(project, "query")["count"] == 0  # type: ignore[index]
+
+
+def test_every_command_accepts_json(project: Path) -> None:
+    # One valid JSON document on stdout for each command that can run without arguments.
+    for args in (["init"], ["query"], ["task", "list"], ["gc", "--dry-run"], ["db", "path"],
+                 ["db", "status"]):  # fmt: skip
+        cli_json(project, *args)
