@@ -24,10 +24,32 @@ from ctxmode import Store
 from ctxmode.knowledge import content_hash
 from ctxmode.models import CONTEXT_TYPES, tier_of
 
-WORDS = (
-    "cache auth token session retry queue schema index migration handler route parser "
-    "config worker thread lock timeout payload batch stream vector search ranking budget"
-).split()
+WORDS = [
+    "cache",
+    "auth",
+    "token",
+    "session",
+    "retry",
+    "queue",
+    "schema",
+    "index",
+    "migration",
+    "handler",
+    "route",
+    "parser",
+    "config",
+    "worker",
+    "thread",
+    "lock",
+    "timeout",
+    "payload",
+    "batch",
+    "stream",
+    "vector",
+    "search",
+    "ranking",
+    "budget",
+]
 
 
 def fill(store: Store, n: int, rng: random.Random) -> tuple[list[int], list[str]]:

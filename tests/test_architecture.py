@@ -16,7 +16,7 @@ def _core_modules() -> list[Path]:
     out = []
     for path in PACKAGE.rglob("*.py"):
         rel = path.relative_to(PACKAGE).as_posix()
-        if rel.startswith(("cli/", "hooks/", "web/")) or rel.startswith("mcp_"):
+        if rel.startswith(("cli/", "hooks/", "web/", "mcp_")):
             continue
         if rel in {"_entry.py", "__main__.py"}:
             continue
@@ -71,6 +71,8 @@ def test_only_config_reads_the_environment() -> None:
 
 def test_interfaces_do_not_import_each_other() -> None:
     groups = {"cli/": "ctxmode.cli", "web/": "ctxmode.web", "hooks/": "ctxmode.hooks"}
+    # The CLI is the composition root of `ctxmode ui`: it may start the web app, nothing more.
+    allowed = {("cli/web.py", "ctxmode.web")}
     offenders = []
     for path in PACKAGE.rglob("*.py"):
         rel = path.relative_to(PACKAGE).as_posix()
@@ -79,6 +81,6 @@ def test_interfaces_do_not_import_each_other() -> None:
             continue
         for name in _imports(path, top_level_only=False):
             for group, module in groups.items():
-                if group != own and name.startswith(module):
+                if group != own and name.startswith(module) and (rel, module) not in allowed:
                     offenders.append(f"{rel}: {name}")
     assert not offenders, offenders

@@ -68,16 +68,14 @@ def test_blank_db_gets_every_table_column_and_index(tmp_path: Path) -> None:
             assert row == (table,), name
             assert [r[2] for r in conn.execute(f"PRAGMA index_info({name})")] == cols
         fks = {
-            (r[2], r[3], r[4])
-            for r in conn.execute("PRAGMA foreign_key_list(context_task_map)")
+            (r[2], r[3], r[4]) for r in conn.execute("PRAGMA foreign_key_list(context_task_map)")
         }
         assert fks == {("contexts", "context_id", "id"), ("tasks", "task_id", "id")}
         applied = [r[0] for r in conn.execute("SELECT name FROM _migrations ORDER BY rowid")]
         assert applied == [m.__name__ for m in MIGRATIONS]
         assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         virtual = {
-            r[0]
-            for r in conn.execute("SELECT name FROM sqlite_master WHERE sql LIKE '%fts5%'")
+            r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE sql LIKE '%fts5%'")
         }
         assert {"search_fts", "search_trigram"} <= virtual
 

@@ -9,10 +9,8 @@ path says otherwise. Per-project settings come from ``<root>/.context/config.tom
 from __future__ import annotations
 
 import os
-import tomllib
-from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 CONTEXT_DIR = ".context"
 DB_NAME = "context.db"
@@ -23,6 +21,8 @@ LOG_NAME = "hooks.log"
 ENV_DB = "CTXMODE_DB"
 ENV_DISABLE = "CTXMODE_DISABLE"
 ENV_HOME = "CTXMODE_HOME"
+#: Set by Claude Code for the hooks and MCP servers it spawns: the project the agent works in.
+ENV_CLAUDE_PROJECT_DIR = "CLAUDE_PROJECT_DIR"
 
 #: SQLite waits this long for a competing writer before reporting "locked".
 BUSY_TIMEOUT_MS = 5000
@@ -34,8 +34,7 @@ LOCKED_BACKOFF_S = 0.05
 MAX_CONTENT_CHARS = 100_000
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):
     """Tunable behaviour; defaults here, overrides in ``.context/config.toml``."""
 
     snippet_days: int = 90
@@ -80,6 +79,12 @@ def root_for_db(db_path: Path) -> Path:
     return parent.parent if parent.name == CONTEXT_DIR else parent
 
 
+def claude_project_dir() -> Path | None:
+    """``$CLAUDE_PROJECT_DIR`` as a path when set (the agent's project), else None."""
+    value = os.environ.get(ENV_CLAUDE_PROJECT_DIR, "").strip()
+    return Path(value).expanduser() if value else None
+
+
 def is_disabled() -> bool:
     """``CTXMODE_DISABLE=1`` (or true/yes) turns every hook into a no-op."""
     return os.environ.get(ENV_DISABLE, "").strip().lower() in {"1", "true", "yes", "on"}
@@ -94,10 +99,16 @@ def load_settings(root: Path) -> Settings:
     """Settings for a project; a missing or unreadable config file gives the defaults."""
     path = root / CONTEXT_DIR / CONFIG_NAME
     try:
-        raw: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
         return Settings()
-    known = {f.name: f for f in fields(Settings)}
+    import tomllib  # only when a config file exists: hooks start faster without it
+
+    try:
+        raw: dict[str, Any] = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return Settings()
+    known = set(Settings._fields)
     updates: dict[str, Any] = {}
     defaults = Settings()
     for key, value in raw.items():
@@ -112,4 +123,10 @@ def load_settings(root: Path) -> Settings:
                 updates[key] = value
         elif isinstance(current, tuple) and isinstance(value, list):
             updates[key] = tuple(str(v) for v in value)
-    return replace(defaults, **updates)
+    return defaults._replace(**updates)
+
+
+def home_dir() -> Path:
+    """The user's home folder ($HOME, else the OS's answer): where agents keep user-scope config."""
+    home = os.environ.get("HOME")
+    return Path(home) if home else Path.home()

@@ -100,6 +100,10 @@ def row_to_task(row: Sequence[Any]) -> Task:
 # -- paths -----------------------------------------------------------------------------------
 
 
+#: Longest path and file name most filesystems accept (Linux PATH_MAX, NAME_MAX), in bytes.
+_PATH_MAX, _NAME_MAX = 4095, 255
+
+
 def normalize_path(store: Store, path: str) -> str:
     """Project-relative POSIX path for ``path`` (absolute inside the root, or relative to it).
 
@@ -113,6 +117,12 @@ def normalize_path(store: Store, path: str) -> str:
     raw = Path(path.strip()).expanduser()
     candidate = raw if raw.is_absolute() else root / raw
     resolved = Path(os.path.realpath(candidate))
+    if len(os.fsencode(resolved)) > _PATH_MAX or any(
+        len(os.fsencode(part)) > _NAME_MAX for part in resolved.parts
+    ):
+        raise InvalidInput(
+            f"file path is too long ({len(path)} characters); pass an existing project path"
+        )
     root_real = Path(os.path.realpath(root))
     try:
         return resolved.relative_to(root_real).as_posix() or "."
@@ -326,17 +336,27 @@ def write_decision(
     )
 
 
+#: SQLite's INTEGER range: an id outside it cannot exist (and cannot even be bound).
+_SQLITE_INT_MIN, _SQLITE_INT_MAX = -(2**63), 2**63 - 1
+
+
 def _require_context(conn: sqlite3.Connection, context_id: int) -> None:
     if not isinstance(context_id, int) or isinstance(context_id, bool):
         raise InvalidInput(f"context id must be an integer, got {context_id!r}")
-    if not conn.execute("SELECT 1 FROM contexts WHERE id = ?", (context_id,)).fetchone():
+    if (
+        not _SQLITE_INT_MIN <= context_id <= _SQLITE_INT_MAX
+        or not conn.execute("SELECT 1 FROM contexts WHERE id = ?", (context_id,)).fetchone()
+    ):
         raise NotFound(f"no context with id {context_id}; list ids with `ctxmode query`")
 
 
 def _require_task(conn: sqlite3.Connection, task_id: int) -> None:
     if not isinstance(task_id, int) or isinstance(task_id, bool):
         raise InvalidInput(f"task id must be an integer, got {task_id!r}")
-    if not conn.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone():
+    if (
+        not _SQLITE_INT_MIN <= task_id <= _SQLITE_INT_MAX
+        or not conn.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone()
+    ):
         raise NotFound(
             f"no task with id {task_id}; create it with `ctxmode task add` or list them "
             "with `ctxmode task list`"

@@ -296,3 +296,55 @@ class CleanupReport:
                 for a in self.actions
             ],
         }
+
+
+@dataclass(frozen=True)
+class Event:
+    """One captured session event (a summary, never a raw payload)."""
+
+    id: int
+    session_id: str
+    agent: str
+    category: str
+    type: str
+    priority: int
+    data: dict[str, Any]
+    created_at: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "session_id": self.session_id,
+            "agent": self.agent,
+            "category": self.category,
+            "type": self.type,
+            "priority": self.priority,
+            "data": self.data,
+            "created_at": self.created_at,
+        }
+
+
+@dataclass(frozen=True)
+class Session:
+    """One agent session seen through hooks."""
+
+    session_id: str
+    agent: str
+    project_dir: str | None
+    started_at: int
+    last_event_at: int
+    event_count: int
+    compact_count: int
+    ended_at: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "agent": self.agent,
+            "project_dir": self.project_dir,
+            "started_at": self.started_at,
+            "last_event_at": self.last_event_at,
+            "event_count": self.event_count,
+            "compact_count": self.compact_count,
+            "ended_at": self.ended_at,
+        }

@@ -8,7 +8,30 @@ keeps enough around it (variable names, URL hosts) for the text to stay useful. 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
+
+Replacement = str | Callable[[re.Match[str]], str]
+
+
+class _Lazy:
+    """A regular expression compiled on first use: hooks start without compiling all of them."""
+
+    __slots__ = ("_compiled", "_flags", "_source")
+
+    def __init__(self, source: str, flags: int = 0) -> None:
+        self._source = source
+        self._flags = flags
+        self._compiled: re.Pattern[str] | None = None
+
+    def sub(self, replacement: Replacement, text: str) -> str:
+        if self._compiled is None:
+            self._compiled = re.compile(self._source, self._flags)
+        return self._compiled.sub(replacement, text)
+
+
+#: Lower-case fragments of the secret-looking names ``_SECRET_NAME`` matches.
+_KEYWORDS = ("pass", "pwd", "secret", "token", "key", "credential", "auth", "dsn", "conn")
 
 _SECRET_NAME = (
     r"[A-Za-z0-9_.-]*(?:PASSWORD|PASSWD|PASS|PWD|SECRET|TOKEN|API_?KEY|APIKEY|ACCESS_?KEY|"
@@ -16,10 +39,22 @@ _SECRET_NAME = (
     r"[A-Za-z0-9_.-]*"
 )
 
-_PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = (
+#: An unquoted assignment value that is code, not a literal: a call or subscript
+#: (``getpass.getpass()``, ``os.environ['X']``), a variable reference (``$TOKEN``, ``%PASS%``),
+#: a dotted name (``self.token``, ``settings.api_key``) or a small number (``MIN_LENGTH = 12``, at most 4 digits).
+_CODE_VALUE = re.compile(
+    r"^(?:[^\"']*[(\[{].*|[$%].*|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+\.?|\d{1,4})$"
+)
+
+
+def _assignment(m: re.Match[str]) -> str:
+    return m.group(0) if _CODE_VALUE.match(m.group(2)) else m.group(1) + "[REDACTED:secret]"
+
+
+_PATTERNS: tuple[tuple[str, _Lazy, Replacement], ...] = (
     (
         "private_key",
-        re.compile(
+        _Lazy(
             r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
             r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
             re.DOTALL,
@@ -28,60 +63,61 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ),
     (
         "jwt",
-        re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+        _Lazy(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
         "[REDACTED:jwt]",
     ),
     (
         "aws_access_key",
-        re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b"),
+        _Lazy(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b"),
         "[REDACTED:aws]",
     ),
     (
         "github_token",
-        re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})"),
+        _Lazy(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})"),
         "[REDACTED:github]",
     ),
-    ("gitlab_token", re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}"), "[REDACTED:gitlab]"),
-    ("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), "[REDACTED:slack]"),
+    ("gitlab_token", _Lazy(r"\bglpat-[A-Za-z0-9_-]{20,}"), "[REDACTED:gitlab]"),
+    ("slack_token", _Lazy(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), "[REDACTED:slack]"),
     (
         "slack_webhook",
-        re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/]+"),
+        _Lazy(r"https://hooks\.slack\.com/services/[A-Za-z0-9/]+"),
         "[REDACTED:slack_webhook]",
     ),
-    ("anthropic_key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}"), "[REDACTED:anthropic]"),
+    ("anthropic_key", _Lazy(r"\bsk-ant-[A-Za-z0-9_-]{20,}"), "[REDACTED:anthropic]"),
     (
         "openai_key",
-        re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
+        _Lazy(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
         "[REDACTED:openai]",
     ),
     (
         "stripe_key",
-        re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"),
+        _Lazy(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"),
         "[REDACTED:stripe]",
     ),
-    ("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"), "[REDACTED:google]"),
-    ("npm_token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), "[REDACTED:npm]"),
+    ("google_api_key", _Lazy(r"\bAIza[0-9A-Za-z_-]{35}\b"), "[REDACTED:google]"),
+    ("npm_token", _Lazy(r"\bnpm_[A-Za-z0-9]{36}\b"), "[REDACTED:npm]"),
     (
         "authorization",
-        re.compile(
-            r"(?i)\b((?:proxy-)?authorization\s*[:=]\s*[\"']?)"
-            r"(?:(?:bearer|basic|token|digest)\s+)?[^\s\"',;]+"
+        # Also as a JSON key ("Authorization": "...") and in JSON-escaped text (\"...\").
+        _Lazy(
+            r"(?i)\b((?:proxy-)?authorization(?:\\?[\"'])?\s*[:=]\s*(?:\\?[\"'])?)"
+            r"(?:(?:bearer|basic|token|digest)\s+)?[^\s\"',;\\]+"
         ),
         r"\1[REDACTED:auth]",
     ),
     (
         "bearer",
-        re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{12,}"),
+        _Lazy(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{12,}"),
         r"\1[REDACTED:auth]",
     ),
     (
         "url_credentials",
-        re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s:/@]+:)[^\s@/]+(@)"),
+        _Lazy(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s:/@]+:)[^\s@/]+(@)"),
         r"\1[REDACTED:url_password]\2",
     ),
     (
         "url_token_param",
-        re.compile(
+        _Lazy(
             r"(?i)([?&](?:access_token|token|api_key|apikey|key|secret|password|sig|signature)=)"
             r"[^&\s#\"']+"
         ),
@@ -89,30 +125,75 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ),
     (
         "assignment",
-        re.compile(
+        _Lazy(
             r"(?i)\b((?:export\s+|set\s+|\$env:)?" + _SECRET_NAME + r"\s*[:=]\s*)"
-            r"(\"[^\"\n]*\"|'[^'\n]*'|[^\s\"',;]+)"
+            r"(\\\"[^\"\n\\]*\\\"|\"[^\"\n]*\"|'[^'\n]*'|[^\s\"',;\\]+)"
         ),
-        r"\1[REDACTED:secret]",
+        _assignment,
     ),
     (
         "json_secret",
-        re.compile(r"(?i)(\"" + _SECRET_NAME + r"\"\s*:\s*)\"[^\"\n]*\""),
-        r'\1"[REDACTED:secret]"',
+        # Plain JSON and JSON-escaped inside another string (a dumped payload, a log line).
+        _Lazy(r"(?i)(\\?\"" + _SECRET_NAME + r"\\?\"\s*:\s*)(\\?\")(?:[^\"\n\\]|\\[^\"\n])*\2"),
+        r"\1\2[REDACTED:secret]\2",
     ),
 )
 
-_PRIVATE = re.compile(r"<private>.*?(?:</private>|\Z)", re.DOTALL | re.IGNORECASE)
+_PRIVATE = _Lazy(r"<private>.*?(?:</private>|\Z)", re.DOTALL | re.IGNORECASE)
+
+#: Lower-case substrings at least one of which every match of a pattern contains. A text
+#: without any of them skips the pattern (and never compiles it).
+_TRIGGERS: dict[str, tuple[str, ...]] = {
+    "private_key": ("private key",),
+    "jwt": ("eyj",),
+    "aws_access_key": ("akia", "asia", "agpa", "aida", "aroa"),
+    "github_token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    "gitlab_token": ("glpat-",),
+    "slack_token": ("xox",),
+    "slack_webhook": ("hooks.slack.com",),
+    "anthropic_key": ("sk-ant-",),
+    "openai_key": ("sk-",),
+    "stripe_key": ("_live_", "_test_"),
+    "google_api_key": ("aiza",),
+    "npm_token": ("npm_",),
+    "authorization": ("authorization",),
+    "bearer": ("bearer",),
+    "url_credentials": ("://",),
+    "url_token_param": ("=",),
+    "assignment": _KEYWORDS,
+    "json_secret": _KEYWORDS,
+}
+#: Patterns applied line by line, to lines holding a trigger: their leading name part would
+#: otherwise be retried at every position of a large text (seconds on megabytes of logs).
+_PER_LINE = frozenset({"assignment", "json_secret"})
 
 
 def redact(text: str) -> str:
     """Return ``text`` with secrets replaced and ``<private>`` sections removed."""
     if not text:
         return text
-    out = _PRIVATE.sub("[private]", text)
-    for _kind, pattern, replacement in _PATTERNS:
-        out = pattern.sub(replacement, out)
+    lower = text.lower()
+    out = _PRIVATE.sub("[private]", text) if "<private" in lower else text
+    for kind, pattern, replacement in _PATTERNS:
+        triggers = _TRIGGERS.get(kind, ())
+        if triggers and not any(t in lower for t in triggers):
+            continue
+        if kind in _PER_LINE:
+            out = _per_line(out, pattern, replacement, triggers)
+        else:
+            out = pattern.sub(replacement, out)
     return out
+
+
+def _per_line(
+    text: str, pattern: _Lazy, replacement: Replacement, triggers: tuple[str, ...]
+) -> str:
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        low = line.lower()
+        if any(t in low for t in triggers):
+            lines[i] = pattern.sub(replacement, line)
+    return "\n".join(lines)
 
 
 def redact_env_file(text: str) -> str:
@@ -132,4 +213,19 @@ def redact_value(value: Any) -> Any:
         return {k: redact_value(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [redact_value(v) for v in value]
+    return value
+
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def scrub_surrogates(value: Any) -> Any:
+    """Replace lone UTF-16 surrogates (from ``\\udc80`` JSON escapes or undecodable argv bytes)
+    with U+FFFD in every string of a JSON-like value; SQLite and UTF-8 output reject them."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value) if _SURROGATE.search(value) else value
+    if isinstance(value, dict):
+        return {scrub_surrogates(k): scrub_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub_surrogates(v) for v in value]
     return value

@@ -282,14 +282,58 @@ def m003_search(conn: sqlite3.Connection) -> None:
     )
 
 
+def m004_indexing_extra(conn: sqlite3.Connection) -> None:
+    """Per-file tracking for indexed sources, so a changed file re-indexes alone.
+
+    ``chunks.path`` names the file (project-relative) a chunk came from; ``source_files`` holds
+    each file's hash, mtime and size at indexing time (a directory source has many).
+    """
+    conn.executescript(
+        """
+        ALTER TABLE chunks ADD COLUMN path TEXT;
+        CREATE INDEX idx_chunks_path ON chunks(source_id, path);
+        CREATE TABLE source_files (
+            source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+            path TEXT NOT NULL,
+            content_hash TEXT,
+            mtime REAL,
+            bytes INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (source_id, path)
+        );
+        CREATE INDEX idx_source_files_path ON source_files(path);
+        """
+    )
+
+
 #: Every migration, in the order it is applied. Append only.
-MIGRATIONS: tuple[Migration, ...] = (m001_knowledge, m002_sessions, m003_search)
+MIGRATIONS: tuple[Migration, ...] = (
+    m001_knowledge,
+    m002_sessions,
+    m003_search,
+    m004_indexing_extra,
+)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
 def applied_version(conn: sqlite3.Connection) -> int:
     row = conn.execute("PRAGMA user_version").fetchone()
     return int(row[0])
+
+
+def refuse_foreign(conn: sqlite3.Connection) -> None:
+    """Raise ``NotACtxmodeDatabase`` when the file holds tables but no ctxmode migrations."""
+    tables = {
+        r[0]
+        for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"
+        )
+    }
+    if tables and "_migrations" not in tables:
+        raise NotACtxmodeDatabase(
+            "this SQLite file holds tables of another program "
+            f"({', '.join(sorted(tables)[:5])}); point --db / CTXMODE_DB at a ctxmode store "
+            "or at a path where a new one can be created"
+        )
 
 
 def migrate(conn: sqlite3.Connection) -> int:
@@ -307,18 +351,7 @@ def migrate(conn: sqlite3.Connection) -> int:
             "ctxmode knows; upgrade ctxmode (pip install -U ctxmode) to open it"
         )
     if version == 0:
-        tables = {
-            r[0]
-            for r in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"
-            )
-        }
-        if tables and "_migrations" not in tables:
-            raise NotACtxmodeDatabase(
-                "this SQLite file holds tables of another program "
-                f"({', '.join(sorted(tables)[:5])}); point --db / CTXMODE_DB at a ctxmode store "
-                "or at a path where a new one can be created"
-            )
+        refuse_foreign(conn)
     applied = 0
     conn.execute("BEGIN IMMEDIATE")
     try:

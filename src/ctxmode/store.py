@@ -28,16 +28,16 @@ from ctxmode.errors import (
     StoreError,
     StoreUnavailable,
 )
-from ctxmode.models import (
-    CleanupReport,
-    Context,
-    ContextDetail,
-    QueryResult,
-    Task,
-    WriteResult,
-)
 
 if TYPE_CHECKING:
+    from ctxmode.models import (
+        CleanupReport,
+        Context,
+        ContextDetail,
+        QueryResult,
+        Task,
+        WriteResult,
+    )
     from ctxmode.search import Item, SearchResult
 
 _LOCKED_MESSAGES = ("database is locked", "database table is locked", "database is busy")
@@ -73,14 +73,55 @@ def translate_sqlite_error(exc: sqlite3.Error, path: Path) -> StoreError:
     )
 
 
+#: SQLite's primary result codes for a damaged file: SQLITE_CORRUPT and SQLITE_NOTADB.
+_DAMAGE_CODES = (11, 26)
+
+
+def is_damage(exc: BaseException | None) -> bool:
+    """True when ``exc`` (or an error it was raised from) says the database file is damaged.
+
+    Checks SQLite's result code rather than the message: "malformed JSON" from ``json_extract``
+    is a query error, not a damaged file, and must never get a healthy store moved aside.
+    """
+    while exc is not None:
+        code = getattr(exc, "sqlite_errorcode", None)
+        if isinstance(code, int) and code & 0xFF in _DAMAGE_CODES:
+            return True
+        exc = exc.__cause__
+    return False
+
+
+#: Result codes that describe the file or its storage, not the statement: SQLITE_PERM, BUSY,
+#: LOCKED, READONLY, IOERR, CORRUPT, FULL, CANTOPEN, NOTADB.
+_ENVIRONMENT_CODES = (3, 5, 6, 8, 10, 11, 13, 14, 26)
+
+
+def is_environmental(exc: BaseException) -> bool:
+    """True for a sqlite3 error about the store's file or disk (never a bad statement)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return (
+        isinstance(exc, sqlite3.Error)
+        and isinstance(code, int)
+        and code & 0xFF in _ENVIRONMENT_CODES
+    )
+
+
 def _prepare_file(path: Path) -> None:
-    """Create the folder (0700) and an empty file (0600) before SQLite touches them."""
+    """Create the folder (0700) and an empty file (0600) before SQLite touches them.
+
+    A ``.context`` folder also gets a ``.gitignore`` of ``*``, so git never sees the store and
+    the user's own ``.gitignore`` needs no edit.
+    """
     if path.exists() and not path.is_file():
         raise StoreUnavailable(f"{path} exists and is not a file; pass a file path with --db")
     try:
         folder = path.parent
         if not folder.exists():
             folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if folder.name == config.CONTEXT_DIR:
+            ignore = folder / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("*\n", encoding="utf-8")
         if not path.exists():
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             os.close(fd)
@@ -105,6 +146,8 @@ def _connect(path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA foreign_keys = ON")
         mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
         if str(mode).lower() != "wal":
+            # Switching to WAL rewrites the file header: never do it to another program's file.
+            schema.refuse_foreign(conn)
             conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
     except BaseException:
@@ -245,9 +288,12 @@ class Store:
         self._begin()
         try:
             yield conn
-        except BaseException:
+        except BaseException as exc:
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error) and is_environmental(exc):
+                # Read-only, full, damaged or locked: the user's to fix, so say how.
+                raise translate_sqlite_error(exc, self.path) from exc
             raise
         try:
             conn.execute("COMMIT")

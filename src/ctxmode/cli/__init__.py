@@ -13,6 +13,7 @@ import click
 
 from ctxmode import __version__
 from ctxmode.cli._common import AppState
+from ctxmode.redact import scrub_surrogates
 
 #: Modules that add commands, in help order.
 COMMAND_MODULES = (
@@ -21,6 +22,8 @@ COMMAND_MODULES = (
     "ctxmode.cli.search",
     "ctxmode.cli.serve",
     "ctxmode.cli.web",
+    "ctxmode.cli.install",
+    "ctxmode.cli.indexing",
 )
 
 
@@ -34,6 +37,9 @@ class CtxmodeGroup(click.Group):
         standalone_mode: bool = True,
         **kwargs: Any,
     ) -> Any:
+        # Undecodable argv bytes arrive as lone surrogates, which SQLite and UTF-8 output
+        # reject: store U+FFFD instead.
+        args = scrub_surrogates(list(sys.argv[1:] if args is None else args))
         if not standalone_mode:
             return super().main(args, prog_name, standalone_mode=False, **kwargs)
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import sqlite3
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -15,7 +16,7 @@ import click
 
 from ctxmode import config
 from ctxmode.errors import CtxmodeError
-from ctxmode.store import Store
+from ctxmode.store import Store, translate_sqlite_error
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -39,27 +40,8 @@ class AppState:
 
     @contextmanager
     def store(self, *, create: bool = True) -> Iterator[Store]:
-        path = self.db_path
-        if create:
-            ensure_context_dir(path)
-        with Store.open(path, root=self.root, create=create) as store:
+        with Store.open(self.db_path, root=self.root, create=create) as store:
             yield store
-
-
-def ensure_context_dir(db_path: Path) -> None:
-    """Create ``.context/`` (0700) with a ``.gitignore`` of ``*`` so git ignores the store."""
-    folder = db_path.parent
-    if folder.name != config.CONTEXT_DIR:
-        return
-    try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        ignore = folder / ".gitignore"
-        if not ignore.exists():
-            ignore.write_text("*\n", encoding="utf-8")
-    except OSError as exc:
-        raise CtxmodeError(
-            f"cannot create {folder} ({exc.strerror}); run from a writable project or pass --db"
-        ) from exc
 
 
 def state(ctx: click.Context) -> AppState:
@@ -100,6 +82,11 @@ def handle_errors(func: F) -> F:
             return func(*args, **kwargs)
         except CtxmodeError as exc:
             fail_with(exc, bool(kwargs.get("as_json")))
+        except sqlite3.Error as exc:
+            # A storage error the core did not translate: still a message, never a traceback.
+            ctx = click.get_current_context(silent=True)
+            path = state(ctx).db_path if ctx is not None else Path(config.DB_NAME)
+            fail_with(translate_sqlite_error(exc, path), bool(kwargs.get("as_json")))
 
     return wrapper  # type: ignore[return-value]
 

@@ -15,12 +15,12 @@ from ctxmode import config
 from ctxmode.cli._common import (
     cli_path,
     emit,
-    ensure_context_dir,
     handle_errors,
     json_option,
     parse_json_object,
     state,
 )
+from ctxmode.cli._progress import working
 from ctxmode.errors import InvalidInput
 from ctxmode.models import CONTEXT_TYPES, DECISION_FIELDS, MODES, RELATIONS, SCOPES, TASK_STATUSES
 from ctxmode.schema import SCHEMA_VERSION
@@ -63,7 +63,6 @@ def init_cmd(ctx: click.Context, as_json: bool) -> None:
     app = state(ctx)
     path = app.db_path
     existed = path.exists() and path.stat().st_size > 0
-    ensure_context_dir(path)
     with app.store() as store:
         data = {
             "db": str(store.path),
@@ -387,7 +386,7 @@ def task_list(ctx: click.Context, status: str | None, as_json: bool) -> None:
 def gc_cmd(ctx: click.Context, dry_run: bool, now_text: str | None, as_json: bool) -> None:
     """Apply the retention rules (expire, archive) and report counts per type."""
     now = parse_time(now_text)
-    with state(ctx).store() as store:
+    with state(ctx).store() as store, working("Applying retention rules", quiet=as_json):
         report = store.cleanup(now=now, dry_run=dry_run)
 
     def human() -> None:
@@ -426,7 +425,7 @@ def import_cmd(ctx: click.Context, source: Any, as_json: bool) -> None:
         lines = source.readlines()
     except UnicodeDecodeError as exc:
         raise InvalidInput(f"{source.name} is not UTF-8 text; pass a ctxmode export") from exc
-    with state(ctx).store() as store:
+    with state(ctx).store() as store, working(f"Importing {len(lines)} lines", quiet=as_json):
         report = import_lines(store, lines)
     emit(
         as_json,

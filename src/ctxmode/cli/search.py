@@ -1,9 +1,133 @@
-"""CLI commands of this area (filled in by its issue)."""
+"""Search commands: ``search QUERY`` (compact hits) and ``get ID...`` (full text by id)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import click
+
+from ctxmode.cli._common import cli_path, emit, handle_errors, json_option, state
+from ctxmode.search import get_items, search
+
+
+def _date(ts: int) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d") if ts else "-"
+
+
+def _unix(value: str | None, option: str) -> int | None:
+    """Unix seconds, or an ISO date/datetime (UTC when no zone is given)."""
+    if value is None:
+        return None
+    text = value.strip()
+    if text.lstrip("-").isdigit():
+        return int(text)
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise click.BadParameter(
+            "use Unix seconds or an ISO date such as 2026-03-01 or 2026-03-01T12:00",
+            param_hint=option,
+        ) from exc
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return int(parsed.timestamp())
+
+
+@click.command("search")
+@click.argument("query")
+@click.option("--limit", type=click.IntRange(1, 100), default=10, show_default=True)
+@click.option("--source", help="Only this source label (e.g. knowledge, events, docs/api.md).")
+@click.option("--type", "type_", help="Only this type (context type, event category, chunk kind).")
+@click.option("--session", "session_id", help="Only items of this session id.")
+@click.option("--task", "task_id", type=int, help="Only contexts linked to this task id.")
+@click.option("--file", "file_path", help="Only contexts linked to this file (or folder).")
+@click.option("--since", help="Created at or after (Unix seconds or ISO date).")
+@click.option("--until", help="Created at or before (Unix seconds or ISO date).")
+@click.option(
+    "--budget", type=click.IntRange(200), default=4000, show_default=True, help="Max characters."
+)
+@json_option
+@click.pass_context
+@handle_errors
+def search_cmd(
+    ctx: click.Context,
+    query: str,
+    limit: int,
+    source: str | None,
+    type_: str | None,
+    session_id: str | None,
+    task_id: int | None,
+    file_path: str | None,
+    since: str | None,
+    until: str | None,
+    budget: int,
+    as_json: bool,
+) -> None:
+    """Search contexts, session events and indexed documents for QUERY.
+
+    Prints compact hits (id, title, snippet); read one in full with `ctxmode get ID`.
+    """
+    start, end = _unix(since, "--since"), _unix(until, "--until")
+    with state(ctx).store() as store:
+        result = search(
+            store,
+            query,
+            limit=limit,
+            source=source,
+            type=type_,
+            session_id=session_id,
+            task_id=task_id,
+            file_path=cli_path(file_path) if file_path else None,
+            since=start,
+            until=end,
+            budget_chars=budget,
+        )
+
+    def human() -> None:
+        if result.notice:
+            click.echo(result.notice, err=True)
+        if not result.hits:
+            click.echo("No match.", err=True)
+            return
+        if not result.confident:
+            click.echo("No confident match; the closest items:", err=True)
+        for hit in result.hits:
+            flag = " (superseded)" if hit.superseded else ""
+            click.echo(
+                f"{hit.id:<10} {hit.type:<10} {_date(hit.created_at)}  {hit.title}{flag}"
+                f"  [{hit.source}]"
+            )
+            click.echo(f"    {hit.snippet}")
+        shown = len(result.hits)
+        if result.total > shown:
+            click.echo(f"{shown} of {result.total} matches shown.", err=True)
+
+    emit(as_json, result.to_dict(), human)
+
+
+@click.command("get")
+@click.argument("ids", nargs=-1, required=True)
+@click.option(
+    "--budget", type=click.IntRange(200), default=20000, show_default=True, help="Max characters."
+)
+@json_option
+@click.pass_context
+@handle_errors
+def get_cmd(ctx: click.Context, ids: tuple[str, ...], budget: int, as_json: bool) -> None:
+    """Print the full text of search hits by id (ctx:12, evt:34, doc:56)."""
+    with state(ctx).store() as store:
+        items = get_items(store, list(ids), budget_chars=budget)
+
+    def human() -> None:
+        for item in items:
+            flag = " (superseded)" if item.superseded else ""
+            click.echo(f"== {item.id} {item.type} {_date(item.created_at)} [{item.source}]{flag}")
+            click.echo(item.text)
+
+    emit(as_json, {"items": [i.to_dict() for i in items]}, human)
 
 
 def register(cli: click.Group) -> None:
     """Add this module's commands to the root group."""
+    cli.add_command(search_cmd)
+    cli.add_command(get_cmd)

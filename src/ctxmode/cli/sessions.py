@@ -1,9 +1,96 @@
-"""CLI commands of this area (filled in by its issue)."""
+"""Session commands: ``snapshot``, ``events``, ``sessions`` (reads of what hooks captured)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import click
+
+from ctxmode import sessions as sessions_core
+from ctxmode import snapshot as snapshot_core
+from ctxmode.cli._common import emit, handle_errors, json_option, state
+
+
+def _date(ts: int | None) -> str:
+    if not ts:
+        return "-"
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M")
+
+
+@click.command("snapshot")
+@click.option("--session", "session_id", help="Session id (default: the most recent session).")
+@click.option(
+    "--budget",
+    type=click.IntRange(min=snapshot_core.MIN_BUDGET),
+    help="Size limit in UTF-8 bytes (default: snapshot_bytes setting, 2048).",
+)
+@json_option
+@click.pass_context
+@handle_errors
+def snapshot_cmd(
+    ctx: click.Context, session_id: str | None, budget: int | None, as_json: bool
+) -> None:
+    """Print the <session_knowledge> resume snapshot built from a session's events."""
+    with state(ctx).store() as store:
+        snap = snapshot_core.build_snapshot(store, session_id, budget)
+    emit(as_json, snap.to_dict(), lambda: click.echo(snap.xml))
+
+
+@click.command("events")
+@click.option("--session", "session_id", help="Only this session (default: all sessions).")
+@click.option(
+    "--category",
+    type=click.Choice(list(sessions_core.CATEGORIES)),
+    help="Only this category.",
+)
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
+@json_option
+@click.pass_context
+@handle_errors
+def events_cmd(
+    ctx: click.Context, session_id: str | None, category: str | None, limit: int, as_json: bool
+) -> None:
+    """List captured session events, newest first."""
+    with state(ctx).store() as store:
+        found = sessions_core.list_events(store, session_id, category, limit)
+
+    def human() -> None:
+        if not found:
+            click.echo("No events.", err=True)
+        for e in found:
+            summary = " ".join(f"{k}={v}" for k, v in e.data.items())
+            click.echo(
+                f"#{e.id} {_date(e.created_at)} P{e.priority} {e.category}/{e.type} {summary}"
+            )
+
+    emit(as_json, {"count": len(found), "events": [e.to_dict() for e in found]}, human)
+
+
+@click.command("sessions")
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
+@json_option
+@click.pass_context
+@handle_errors
+def sessions_cmd(ctx: click.Context, limit: int, as_json: bool) -> None:
+    """List agent sessions seen by the hooks, most recently active first."""
+    with state(ctx).store() as store:
+        found = sessions_core.list_sessions(store, limit)
+
+    def human() -> None:
+        if not found:
+            click.echo("No sessions.", err=True)
+        for s in found:
+            ended = f" ended {_date(s.ended_at)}" if s.ended_at else ""
+            click.echo(
+                f"{s.session_id} {s.agent} last {_date(s.last_event_at)} "
+                f"events={s.event_count} compactions={s.compact_count}{ended}"
+            )
+
+    emit(as_json, {"count": len(found), "sessions": [s.to_dict() for s in found]}, human)
 
 
 def register(cli: click.Group) -> None:
     """Add this module's commands to the root group."""
+    cli.add_command(snapshot_cmd)
+    cli.add_command(events_cmd)
+    cli.add_command(sessions_cmd)

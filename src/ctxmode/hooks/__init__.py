@@ -1,1 +1,14 @@
-"""Agent hooks (see issue: session continuity)."""
+"""Agent hooks: ``ctxmode hook EVENT [--agent A]`` (entry point ``ctxmode.hooks.runner.main``).
+
+Contracts:
+- fail open: any error, bad or oversized payload, locked or corrupt store -> exit 0, nothing or
+  one JSON object on stdout, a line in ``<project root>/.context/hooks.log``;
+- fast: only the standard library and ctxmode core are imported, lazily; one store open;
+- bounded: injected text stays under the agent's cap (``handlers.OUTPUT_CAP_CHARS``) and the
+  snapshot under ``Settings.snapshot_bytes``;
+- fenced: injected text is escaped XML inside ``<ctxmode_data>``, labelled as reference data;
+- idempotent: a retried hook call (same payload) records nothing new.
+
+``adapters`` turns each agent's payload into a ``NormalizedHookEvent``; ``handlers`` records
+and decides what to print; ``runner`` parses argv/stdin and owns the fail-open boundary.
+"""

@@ -1,7 +1,171 @@
-"""Hook entry point placeholder: fails open until the hook layer lands."""
+"""``ctxmode hook EVENT [--agent A]``: read one payload on stdin, record, maybe inject context.
+
+Contract: exit 0 always; stdout holds nothing or exactly one JSON object; problems go to
+``<project root>/.context/hooks.log`` (``<UTC time> LEVEL message``, mode 0600). Only the
+standard library and ctxmode core modules are imported here (never click, rich, mcp ...),
+lazily and after the cheap checks, because this runs on every tool call of the agent.
+"""
 
 from __future__ import annotations
 
+import sys
+
+#: Payloads larger than this are dropped unread beyond the limit (bytes).
+MAX_PAYLOAD_BYTES = 10 * 1024 * 1024
+#: How long a hook waits for another writer per attempt; hooks must not stall the agent (ms).
+HOOK_BUSY_TIMEOUT_MS = 500
+
+USAGE = "usage: ctxmode hook EVENT [--agent claude-code|gemini-cli|codex|cursor|vscode|opencode]"
+
+
+def parse_args(argv: list[str]) -> tuple[str | None, str]:
+    """(event, agent) from argv; unknown options are ignored so new installers never break."""
+    event: str | None = None
+    agent = "claude-code"
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--agent" and i + 1 < len(argv):
+            agent = argv[i + 1]
+            i += 2
+            continue
+        if arg.startswith("--agent="):
+            agent = arg.split("=", 1)[1]
+        elif not arg.startswith("-") and event is None:
+            event = arg
+        i += 1
+    return event, agent
+
+
+def log(root: object, level: str, message: str) -> None:
+    """Append one line to ``<root>/.context/hooks.log`` (0600); never raises."""
+    import os
+    import time
+
+    try:
+        folder = os.path.join(str(root), ".context")
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        line = f"{stamp} {level} {' '.join(message.split())[:2000]}\n"
+        fd = os.open(
+            os.path.join(folder, "hooks.log"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600
+        )
+        try:
+            os.write(fd, line.encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+    except Exception:  # noqa: BLE001 - logging must never break the hook
+        pass
+
+
+def _read_stdin() -> bytes | None:
+    """At most ``MAX_PAYLOAD_BYTES``; None when the payload is larger."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        return b""
+    data = stream.read(MAX_PAYLOAD_BYTES + 1)
+    return None if len(data) > MAX_PAYLOAD_BYTES else data
+
 
 def main(argv: list[str]) -> int:
+    """Run one hook call; always returns 0 (fail open)."""
+    where: dict[str, object] = {"root": "."}
+    try:
+        from ctxmode import config
+
+        if config.is_disabled():
+            return 0
+        event, agent = parse_args(argv)
+        raw = _read_stdin()
+        import os
+
+        where["root"] = config.find_project_root()
+        if event is None:
+            log(where["root"], "WARN", f"no hook event given; {USAGE}")
+            return 0
+        if raw is None:
+            log(where["root"], "WARN", f"{event}: payload over {MAX_PAYLOAD_BYTES} bytes dropped")
+            return 0
+        output = _run(event, agent, raw, os.getcwd(), where)
+        if output is not None:
+            import json
+
+            sys.stdout.write(json.dumps(output, ensure_ascii=False) + "\n")
+            sys.stdout.flush()
+    except Exception as exc:  # noqa: BLE001 - the hook boundary: fail open, log, exit 0
+        log(where["root"], "ERROR", f"{' '.join(argv)[:80]}: {type(exc).__name__}: {exc}")
     return 0
+
+
+def _run(
+    event: str, agent: str, raw: bytes, process_cwd: str, where: dict[str, object]
+) -> dict[str, object] | None:
+    """Parse, normalize, open the project's store and dispatch; ``where`` learns the root."""
+    import json
+    import re
+    from pathlib import Path
+
+    from ctxmode import config
+    from ctxmode.hooks import adapters
+
+    if not raw.strip():
+        return None
+    try:
+        payload = json.loads(raw)
+    except (ValueError, RecursionError) as exc:  # RecursionError: nesting deeper than ~1000
+        log(config.find_project_root(), "WARN", f"{event}: payload is not JSON ({exc})")
+        return None
+    if not isinstance(payload, dict):
+        log(config.find_project_root(), "WARN", f"{event}: payload is not a JSON object")
+        return None
+    if b"\\u" in raw and re.search(rb"\\u[dD][89a-fA-F]", raw):
+        # A ``\udc80`` escape decodes to a lone surrogate, which SQLite cannot store.
+        from ctxmode.redact import scrub_surrogates
+
+        payload = scrub_surrogates(payload)
+    if agent not in adapters.AGENTS:
+        log(
+            config.find_project_root(),
+            "WARN",
+            f"unknown agent {agent!r}; reading it as claude-code",
+        )
+        agent = "claude-code"
+    ev = adapters.normalize(agent, event, payload)
+    if ev is None:
+        return None
+    cwd = Path(ev.cwd) if ev.cwd and Path(ev.cwd).is_dir() else Path(process_cwd)
+    root = config.find_project_root(cwd)
+    where["root"] = root
+    if config.load_settings(root).disabled:
+        return None
+    db_path = config.resolve_db_path(cwd=root)
+
+    from ctxmode.hooks import handlers
+    from ctxmode.store import Store, is_damage, quarantine
+
+    key = None
+    if ev.kind not in ("session_start", "pre_compact", "session_end"):
+        import hashlib
+
+        # Canonical JSON, not the raw bytes: an agent that re-serialises a retried payload
+        # (other key order or spacing) still sends the same call.
+        canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+        key = hashlib.sha256(f"{ev.kind}\0{canonical}".encode()).hexdigest()[:32]
+    for attempt in (1, 2):
+        store = Store.open(db_path, root=root, recover=True)
+        try:
+            if store.recovered_from is not None:
+                log(root, "WARN", f"unusable store moved aside to {store.recovered_from}")
+            store.conn.execute(f"PRAGMA busy_timeout = {HOOK_BUSY_TIMEOUT_MS}")
+            return handlers.handle(store, ev, key)
+        except Exception as exc:
+            # Damage inside the file (a bad index page, say) shows only when a statement
+            # touches it, after the store opened fine: recover as ``Store.open`` does, once.
+            if attempt == 2 or not is_damage(exc):
+                raise
+            damage = exc
+        finally:
+            store.close()
+        moved = quarantine(db_path)
+        log(root, "WARN", f"damaged store ({damage}) moved aside to {moved}; started a new one")
+    return None

@@ -1,0 +1,204 @@
+"""LoCoMo retrieval recall of ctxmode search: turn-level R@1/5/10 and MRR, no embeddings.
+
+Every turn of the 10 LoCoMo conversations becomes one searchable document chunk (source
+``locomo:<sample_id>``; title = speaker and session date; body = the turn's text plus the
+caption of an image the speaker shared, which is part of the turn). Each question of
+categories 1-4 is searched, restricted to its own conversation, and the ranked turns are
+compared with the evidence turn ids: the original answer key, and the audited one
+(``errors_conv_N.json``: ``correct_evidence`` replaces the evidence of the questions it lists).
+
+R@k = share of a question's evidence turns found in the top k, averaged over questions;
+Hit@k = share of questions with at least one evidence turn in the top k; MRR = mean reciprocal
+rank of the first evidence turn (0 when none in the top 10). Category 5 (adversarial, the answer
+does not exist) is reported separately.
+
+Usage: .venv/bin/python bench/locomo.py [--data ../shared/bench-data/locomo] [--limit 10]
+Data is read in place and never copied. Target: R@5 >= 0.85 on the audited evidence.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ctxmode import Store
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_DATA = REPO.parent / "shared" / "bench-data" / "locomo"
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+_EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
+
+
+def parse_date(text: str) -> int:
+    """``"1:56 pm on 8 May, 2023"`` -> Unix seconds (UTC)."""
+    stamp = datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y")
+    return int(stamp.replace(tzinfo=UTC).timestamp())
+
+
+def evidence_ids(raw: Any) -> set[str]:
+    """Turn ids in an evidence list, tolerating the few malformed entries of the answer key."""
+    out: set[str] = set()
+    for item in raw or []:
+        for m in _EVIDENCE.finditer(str(item)):
+            out.add(f"D{int(m.group(1))}:{int(m.group(2))}")
+    return out
+
+
+def ingest(store: Store, conversations: list[dict[str, Any]]) -> dict[int, str]:
+    """One chunk per turn; returns chunk id -> dia_id."""
+    by_chunk: dict[int, str] = {}
+    now = int(time.time())
+    with store.transaction() as conn:
+        for conv in conversations:
+            c = conv["conversation"]
+            label = f"locomo:{conv['sample_id']}"
+            cur = conn.execute(
+                "INSERT INTO sources(label, kind, location, indexed_at) VALUES (?, 'import', ?, ?)",
+                (label, "locomo10.json", now),
+            )
+            source_id = int(cur.lastrowid or 0)
+            ordinal = 0
+            session = 1
+            while f"session_{session}" in c:
+                date_text = c.get(f"session_{session}_date_time", "")
+                created = parse_date(date_text) if date_text else now
+                day = date_text.split(" on ", 1)[-1]
+                for turn in c[f"session_{session}"]:
+                    body = str(turn.get("text", ""))
+                    if turn.get("blip_caption"):
+                        body += f" [shares an image: {turn['blip_caption']}]"
+                    title = f"{turn['speaker']} · session {session} · {day}"
+                    cur = conn.execute(
+                        "INSERT INTO chunks(source_id, ordinal, title, content, kind, created_at) "
+                        "VALUES (?, ?, ?, ?, 'turn', ?)",
+                        (source_id, ordinal, title, body, created),
+                    )
+                    by_chunk[int(cur.lastrowid or 0)] = str(turn["dia_id"])
+                    ordinal += 1
+                session += 1
+    return by_chunk
+
+
+def audited(data: Path, index: int, qa: list[dict[str, Any]]) -> dict[int, set[str]]:
+    """Question index -> corrected evidence, from ``errors_conv_<index>.json``."""
+    path = data / f"errors_conv_{index}.json"
+    if not path.exists():
+        return {}
+    out: dict[int, set[str]] = {}
+    for entry in json.loads(path.read_text(encoding="utf-8")):
+        m = re.search(r"_qa(\d+)$", str(entry.get("question_id", "")))
+        if not m or "correct_evidence" not in entry:
+            continue
+        qi = int(m.group(1))
+        if qi < len(qa) and qa[qi]["question"].strip() == str(entry["question"]).strip():
+            out[qi] = evidence_ids(entry["correct_evidence"])
+    return out
+
+
+class Scores:
+    """Accumulates R@k, Hit@k and MRR per group."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, list[tuple[float, float, float, float, float, float, float]]] = (
+            defaultdict(list)
+        )
+
+    def add(self, group: str, ranked: list[str], gold: set[str]) -> None:
+        def recall(k: int) -> float:
+            return len(gold & set(ranked[:k])) / len(gold)
+
+        def hit(k: int) -> float:
+            return 1.0 if gold & set(ranked[:k]) else 0.0
+
+        rr = next((1.0 / (i + 1) for i, d in enumerate(ranked[:10]) if d in gold), 0.0)
+        row = (recall(1), recall(5), recall(10), hit(1), hit(5), hit(10), rr)
+        self.rows[group].append(row)
+        self.rows["overall"].append(row)
+
+    def table(self, title: str) -> str:
+        lines = [
+            title,
+            f"  {'group':<14}{'n':>6}{'R@1':>8}{'R@5':>8}{'R@10':>8}"
+            f"{'Hit@1':>8}{'Hit@5':>8}{'Hit@10':>8}{'MRR':>8}",
+        ]
+        order = [*(f"{k} {v}" for k, v in CATEGORIES.items() if k != 5), "overall"]
+        for group in order:
+            rows = self.rows.get(group)
+            if not rows:
+                continue
+            means = [statistics.fmean(col) for col in zip(*rows, strict=True)]
+            lines.append(f"  {group:<14}{len(rows):>6}" + "".join(f"{m:>8.3f}" for m in means))
+        return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--limit", type=int, default=10)
+    args = parser.parse_args(argv)
+    source = args.data / "locomo10.json"
+    if not source.exists():
+        print(f"skipped: {source} not found (LoCoMo data lives in ../shared/bench-data)")
+        return 0
+    conversations = json.loads(source.read_text(encoding="utf-8"))
+    with tempfile.TemporaryDirectory() as tmp, Store.open(Path(tmp) / "locomo.db") as store:
+        t0 = time.perf_counter()
+        by_chunk = ingest(store, conversations)
+        ingest_s = time.perf_counter() - t0
+        original, fixed, adversarial = Scores(), Scores(), Scores()
+        latencies: list[float] = []
+        skipped = 0
+        for index, conv in enumerate(conversations):
+            label = f"locomo:{conv['sample_id']}"
+            corrections = audited(args.data, index, conv["qa"])
+            for qi, qa in enumerate(conv["qa"]):
+                cat = int(qa["category"])
+                gold = evidence_ids(qa.get("evidence"))
+                gold_fixed = corrections.get(qi, gold)
+                if not gold and not gold_fixed:
+                    skipped += 1
+                    continue
+                t1 = time.perf_counter()
+                result = store.search(
+                    str(qa["question"]), limit=args.limit, source=label, budget_chars=100_000
+                )
+                latencies.append(time.perf_counter() - t1)
+                ranked = [by_chunk[int(h.id.split(":")[1])] for h in result.hits]
+                group = f"{cat} {CATEGORIES[cat]}"
+                if cat == 5:
+                    if gold:
+                        adversarial.add(group, ranked, gold)
+                    continue
+                if gold:
+                    original.add(group, ranked, gold)
+                if gold_fixed:
+                    fixed.add(group, ranked, gold_fixed)
+        print(
+            f"LoCoMo-10: {len(by_chunk)} turns indexed in {ingest_s:.2f} s; "
+            f"{len(latencies)} searches, median {statistics.median(latencies) * 1000:.2f} ms, "
+            f"p95 {sorted(latencies)[int(len(latencies) * 0.95)] * 1000:.2f} ms; "
+            f"{skipped} questions without evidence skipped"
+        )
+        print(original.table("original evidence (categories 1-4)"))
+        print(fixed.table("audited evidence (categories 1-4; errors_conv_N correct_evidence)"))
+        adv = adversarial.rows.get("overall")
+        if adv:
+            means = [statistics.fmean(col) for col in zip(*adv, strict=True)]
+            print(
+                f"category 5 (adversarial; evidence = the turn the distractor twists), n={len(adv)}"
+                f": R@5 {means[1]:.3f}  R@10 {means[2]:.3f}  MRR {means[6]:.3f}"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

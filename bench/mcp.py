@@ -1,0 +1,295 @@
+"""Benchmark: MCP server spawn -> initialize reply and a query call, ctxmode vs context-mode.
+
+Both servers are spawned the same way (their interpreter + entry script, stdio pipes, a fresh
+HOME and project folder), sent the same raw JSON-RPC: ``initialize``, ``notifications/
+initialized``, one write (``write_context`` / ``ctx_index``) and one query (``query_context`` /
+``ctx_search``). Printed: medians over ``--runs`` spawns of spawn -> initialize reply and of the
+query round trip alone, and the ratio ctxmode / context-mode. Target: initialize <= 1.0x.
+
+context-mode (npm ``context-mode``) is installed into ``~/.cache/ctxmode-bench/context-mode``
+on first use. When ctxmode misses the target, ``python -X importtime`` shows where its startup
+time goes.
+
+    .venv/bin/python bench/mcp.py [--runs 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import select
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+VENV_BIN = Path(sys.executable).parent
+CACHE = Path.home() / ".cache" / "ctxmode-bench"
+CONTEXT_MODE_DIR = CACHE / "context-mode"
+CONTEXT_MODE_ENTRY = CONTEXT_MODE_DIR / "node_modules" / "context-mode" / "cli.bundle.mjs"
+TIMEOUT_S = 60.0
+CONTENT = "Benchmarks compare medians measured in the same run, never stored figures."
+
+
+def request(rid: int, method: str, params: dict[str, Any] | None = None) -> bytes:
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+    if params is not None:
+        msg["params"] = params
+    return json.dumps(msg).encode() + b"\n"
+
+
+INITIALIZE = request(
+    1,
+    "initialize",
+    {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "ctxmode-bench", "version": "0"},
+    },
+)
+INITIALIZED = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode()
+
+
+def tool_call(rid: int, name: str, args: dict[str, Any]) -> bytes:
+    return request(rid, "tools/call", {"name": name, "arguments": args})
+
+
+class Server:
+    """One spawned server speaking newline-delimited JSON-RPC over pipes."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path) -> None:
+        self.proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        self.buf = b""
+
+    def send(self, data: bytes) -> None:
+        assert self.proc.stdin
+        self.proc.stdin.write(data if data.endswith(b"\n") else data + b"\n")
+        self.proc.stdin.flush()
+
+    def reply(self, rid: int) -> dict[str, Any]:
+        """Read messages until the response to ``rid`` (notifications are skipped)."""
+        assert self.proc.stdout
+        fd = self.proc.stdout.fileno()
+        deadline = time.monotonic() + TIMEOUT_S
+        while True:
+            while b"\n" in self.buf:
+                line, self.buf = self.buf.split(b"\n", 1)
+                if not line.strip():
+                    continue
+                msg: dict[str, Any] = json.loads(line)
+                if msg.get("id") == rid:
+                    return msg
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"no reply to request {rid} within {TIMEOUT_S} s")
+            ready, _, _ = select.select([fd], [], [], left)
+            if ready:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    raise RuntimeError(f"server exited before replying to request {rid}")
+                self.buf += chunk
+
+    def close(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def one_run(
+    argv: list[str],
+    env: dict[str, str],
+    cwd: Path,
+    write: tuple[str, dict[str, Any]],
+    query: tuple[str, dict[str, Any]],
+) -> tuple[float, float]:
+    """(spawn -> initialize reply, query round trip) in seconds."""
+    start = time.perf_counter()
+    server = Server(argv, env, cwd)
+    try:
+        server.send(INITIALIZE)
+        init = server.reply(1)
+        t_init = time.perf_counter() - start
+        assert "result" in init, init
+        server.send(INITIALIZED)
+        server.send(tool_call(2, *write))
+        wrote = server.reply(2)
+        assert not wrote["result"].get("isError"), wrote
+        t0 = time.perf_counter()
+        server.send(tool_call(3, *query))
+        found = server.reply(3)
+        t_query = time.perf_counter() - t0
+        text = json.dumps(found["result"])
+        assert not found["result"].get("isError") and "medians" in text, text[:500]
+        return t_init, t_query
+    finally:
+        server.close()
+
+
+def ensure_context_mode() -> Path | None:
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if not node or not npm:
+        print("context-mode: node/npm missing, baseline skipped")
+        return None
+    if not CONTEXT_MODE_ENTRY.exists():
+        CONTEXT_MODE_DIR.mkdir(parents=True, exist_ok=True)
+        print(f"installing context-mode into {CONTEXT_MODE_DIR} ...", flush=True)
+        proc = subprocess.run(
+            [
+                npm,
+                "install",
+                "--prefix",
+                str(CONTEXT_MODE_DIR),
+                "--no-audit",
+                "--no-fund",
+                "context-mode",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        if proc.returncode != 0 or not CONTEXT_MODE_ENTRY.exists():
+            print(f"context-mode install failed, baseline skipped:\n{proc.stderr[-2000:]}")
+            return None
+    return CONTEXT_MODE_ENTRY
+
+
+def importtime_report(top: int = 12) -> None:
+    """Where ``ctxmode serve`` spends its import time (``python -X importtime``)."""
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import ctxmode.mcp_server"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    rows = []
+    for line in proc.stderr.splitlines():
+        m = re.match(r"import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)", line)
+        if m:
+            rows.append((int(m.group(1)), int(m.group(2)), len(m.group(3)), m.group(4)))
+    total = sum(r[0] for r in rows)
+    by_package: dict[str, int] = defaultdict(int)
+    for self_us, _cum, _depth, name in rows:
+        by_package[name.split(".")[0]] += self_us
+    print(f"\nimport ctxmode.mcp_server: {total / 1000:.0f} ms of imports (self times summed)")
+    print("by top-level package (self time):")
+    for name, us in sorted(by_package.items(), key=lambda kv: -kv[1])[:top]:
+        print(f"  {name:<24} {us / 1000:7.0f} ms  {100 * us / total:4.1f} %")
+    print("largest single modules (cumulative, incl. what they import):")
+    for _self, cum, depth, name in sorted(rows, key=lambda r: -r[1])[:top]:
+        print(f"  {name:<48} {cum / 1000:7.0f} ms  (depth {depth // 2})")
+    phases = (
+        "import time, sys; t0 = time.perf_counter(); import ctxmode.mcp_server as m; "
+        "t1 = time.perf_counter(); m.build_server(sys.argv[1]); t2 = time.perf_counter(); "
+        "print(f'{(t1 - t0) * 1000:.0f} {(t2 - t1) * 1000:.0f}')"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        samples = []
+        for _ in range(5):
+            out = subprocess.run(
+                [sys.executable, "-c", phases, str(Path(tmp) / "x.db")],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            ).stdout.split()
+            samples.append((float(out[0]), float(out[1])))
+    print(
+        f"in-process phases (median of 5): import {statistics.median(s[0] for s in samples):.0f}"
+        f" ms, build_server {statistics.median(s[1] for s in samples):.0f} ms"
+    )
+    bare = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        bare.append(time.perf_counter() - t0)
+    print(f"python -c pass (interpreter start): {statistics.median(bare) * 1000:.0f} ms")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=10)
+    opts = parser.parse_args()
+    if opts.runs < 10:
+        parser.error("--runs must be at least 10")
+    ctxmode = VENV_BIN / "ctxmode"
+    entry = ensure_context_mode()
+    results: dict[str, tuple[list[float], list[float]]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        project = root / "project"
+        (project / ".git").mkdir(parents=True)
+        home = root / "home"
+        home.mkdir()
+        env = {
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": str(home),
+            "CLAUDE_PROJECT_DIR": str(project),
+        }
+        servers: dict[str, tuple[list[str], tuple[str, dict[str, Any]], tuple[str, dict[str, Any]]]]
+        servers = {
+            "ctxmode": (
+                [str(ctxmode), "serve"],
+                ("write_context", {"type": "convention", "content": CONTENT}),
+                ("query_context", {}),
+            )
+        }
+        if entry is not None:
+            servers["context-mode"] = (
+                [shutil.which("node") or "node", str(entry)],
+                ("ctx_index", {"content": CONTENT, "source": "bench"}),
+                ("ctx_search", {"queries": ["medians"]}),
+            )
+        # Warm-up (bytecode, page cache), then interleave the servers run by run so both see
+        # the same machine state.
+        for argv, write, query in servers.values():
+            one_run(argv, env, project, write, query)
+        for name in servers:
+            results[name] = ([], [])
+        for _ in range(opts.runs):
+            for name, (argv, write, query) in servers.items():
+                t_init, t_query = one_run(argv, env, project, write, query)
+                results[name][0].append(t_init)
+                results[name][1].append(t_query)
+    print(f"\nMCP server over stdio, median of {opts.runs} spawns (after one warm-up each)")
+    print(f"{'server':<14} {'spawn->initialize':>18} {'query call':>12}")
+    for name, (inits, queries) in results.items():
+        print(
+            f"{name:<14} {statistics.median(inits) * 1000:15.0f} ms "
+            f"{statistics.median(queries) * 1000:9.1f} ms"
+        )
+    if "context-mode" in results:
+        ours, theirs = results["ctxmode"], results["context-mode"]
+        init_ratio = statistics.median(ours[0]) / statistics.median(theirs[0])
+        query_ratio = statistics.median(ours[1]) / statistics.median(theirs[1])
+        verdict = "meets" if init_ratio <= 1.0 else "MISSES"
+        print(
+            f"ratio ctxmode / context-mode: initialize {init_ratio:.2f}x ({verdict} <= 1.0x), "
+            f"query {query_ratio:.2f}x"
+        )
+        if init_ratio > 1.0:
+            importtime_report()
+    else:
+        importtime_report()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,250 @@
+"""ctxmode search vs context-mode (npm) on the same corpus: median query latency and R@5.
+
+Corpus: the LoCoMo-10 conversations, one markdown document per conversation with one heading
+per turn (``## D3:7 · Caroline · 9 June, 2023``), so both tools index exactly one chunk per turn
+(both split markdown at headings). Queries: the LoCoMo questions of categories 1-4, each
+restricted to its conversation's source. A hit's turn id is read from its heading; R@5 is the
+share of a question's evidence turns in the top 5 (original answer key).
+
+Both tools are driven the same way, through their MCP servers over stdio with the ``mcp``
+client (ctxmode: ``ctxmode serve``; context-mode: ``ctx_index`` / ``ctx_search`` of its
+``server.bundle.mjs``), one query per call, so the latency includes JSON-RPC framing for both.
+ctxmode's in-process latency (``Store.search``) is printed too.
+
+context-mode is installed with npm into a cache folder outside the repository
+(``--cm-dir``, default ``~/.cache/ctxmode-bench``) when it is not there yet. If it cannot be
+installed or driven, the reason is printed and only ctxmode's figures are reported.
+
+Usage: .venv/bin/python bench/search.py [--queries 300] [--cm-dir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+# Sibling scripts (bench/mcp.py) would shadow the ``mcp`` package: drop this folder from the path.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+import anyio  # noqa: E402
+from mcp import Client, StdioServerParameters  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = REPO.parent / "shared" / "bench-data" / "locomo" / "locomo10.json"
+CTXMODE = Path(sys.executable).parent / "ctxmode"
+#: Pause between context-mode searches (it blocks more than ~8 single searches a second).
+CM_PACE_S = 0.2
+_TURN = re.compile(r"\bD(\d+):(\d+)\b")
+_EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
+
+
+def documents(conversations: list[dict[str, Any]]) -> dict[str, str]:
+    """Source label -> markdown document with one heading per turn."""
+    docs: dict[str, str] = {}
+    for conv in conversations:
+        c = conv["conversation"]
+        lines = [f"# Conversation {conv['sample_id']}", ""]
+        session = 1
+        while f"session_{session}" in c:
+            day = str(c.get(f"session_{session}_date_time", "")).split(" on ", 1)[-1]
+            for turn in c[f"session_{session}"]:
+                text = str(turn.get("text", ""))
+                if turn.get("blip_caption"):
+                    text += f" [shares an image: {turn['blip_caption']}]"
+                lines += [f"## {turn['dia_id']} · {turn['speaker']} · {day}", "", text, ""]
+            session += 1
+        # Labels are matched as substrings by context-mode: the closing slash keeps
+        # "conv-2/" from matching "conv-26/".
+        docs[f"locomo/{conv['sample_id']}/"] = "\n".join(lines)
+    return docs
+
+
+def questions(conversations: list[dict[str, Any]], n: int) -> list[tuple[str, str, set[str]]]:
+    out = []
+    for conv in conversations:
+        for qa in conv["qa"]:
+            gold = {
+                f"D{int(m.group(1))}:{int(m.group(2))}"
+                for e in qa.get("evidence") or []
+                for m in _EVIDENCE.finditer(str(e))
+            }
+            if int(qa["category"]) != 5 and gold:
+                out.append((f"locomo/{conv['sample_id']}/", str(qa["question"]), gold))
+    step = max(1, len(out) // n) if n else 1
+    return out[::step][:n] if n else out
+
+
+def turns_in(text: str) -> list[str]:
+    """Turn ids in the order they first appear in a result text."""
+    seen: list[str] = []
+    for m in _TURN.finditer(text):
+        turn = f"D{int(m.group(1))}:{int(m.group(2))}"
+        if turn not in seen:
+            seen.append(turn)
+    return seen
+
+
+def recall_at_5(ranked: list[str], gold: set[str]) -> float:
+    return len(gold & set(ranked[:5])) / len(gold)
+
+
+def ensure_context_mode(folder: Path, install: bool) -> tuple[Path | None, str]:
+    """The context-mode server script, installing the npm package into ``folder`` if needed."""
+    server = folder / "node_modules" / "context-mode" / "server.bundle.mjs"
+    binding = list((folder / "node_modules").glob("**/better_sqlite3.node"))
+    if server.exists() and binding:
+        return server, "found"
+    if not install:
+        return None, f"not installed in {folder} and --no-install given"
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        return None, "node/npm not on PATH"
+    folder.mkdir(parents=True, exist_ok=True)
+    print(f"installing context-mode into {folder} (compiles better-sqlite3; minutes)...")
+    proc = subprocess.run(
+        ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(folder), "context-mode"],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    binding = list((folder / "node_modules").glob("**/better_sqlite3.node"))
+    if proc.returncode != 0 or not server.exists() or not binding:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+        return None, f"npm install failed: {' / '.join(tail)}"
+    return server, "installed"
+
+
+async def run_context_mode(
+    server: Path, docs: dict[str, str], qs: list[tuple[str, str, set[str]]], workdir: Path
+) -> tuple[list[float], list[float], str]:
+    env = {**os.environ, "CLAUDE_PROJECT_DIR": str(workdir), "HOME": str(workdir / "home")}
+    (workdir / "home").mkdir(exist_ok=True)
+    params = StdioServerParameters(command="node", args=[str(server)], cwd=str(workdir), env=env)
+    latencies: list[float] = []
+    recalls: list[float] = []
+    note = ""
+    async with Client(params, mode="legacy") as client:
+        for label, text in docs.items():
+            res = await client.call_tool("ctx_index", {"content": text, "source": label})
+            if res.is_error or "error" in res.content[0].text.lower()[:200]:
+                raise RuntimeError(f"ctx_index failed: {res.content[0].text[:300]}")
+        blocked = 0
+        for label, question, gold in qs:
+            for _attempt in range(5):
+                # context-mode refuses bursts of single searches ("BLOCKED: 9 search calls in
+                # 1s"); pace the calls and retry a refused one. Pauses are not timed.
+                await anyio.sleep(CM_PACE_S)
+                t0 = time.perf_counter()
+                res = await client.call_tool(
+                    "ctx_search", {"queries": [question], "limit": 5, "source": label}
+                )
+                elapsed = time.perf_counter() - t0
+                body = "\n".join(c.text for c in res.content if hasattr(c, "text"))
+                if "BLOCKED" not in body[:200]:
+                    break
+                blocked += 1
+                await anyio.sleep(2.0)
+            latencies.append(elapsed)
+            recalls.append(recall_at_5(turns_in(body), gold))
+            if not note and res.is_error:
+                note = body[:200]
+        if blocked:
+            note = (note + "; " if note else "") + f"{blocked} calls refused as a burst, retried"
+    return latencies, recalls, note
+
+
+async def run_ctxmode(
+    docs: dict[str, str], qs: list[tuple[str, str, set[str]]], workdir: Path
+) -> tuple[list[float], list[float], list[float]]:
+    from ctxmode import Store
+    from ctxmode.indexing import index_content
+
+    db = workdir / ".context" / "context.db"
+    with Store.open(db, root=workdir) as store:
+        for label, text in docs.items():
+            index_content(store, text, label, fmt="markdown")
+        inproc = []
+        for label, question, _gold in qs:
+            t0 = time.perf_counter()
+            store.search(question, limit=5, source=label)
+            inproc.append(time.perf_counter() - t0)
+    params = StdioServerParameters(
+        command=str(CTXMODE), args=["serve", "--db", str(db)], cwd=str(workdir)
+    )
+    latencies: list[float] = []
+    recalls: list[float] = []
+    async with Client(params, mode="legacy") as client:
+        for label, question, gold in qs:
+            t0 = time.perf_counter()
+            res = await client.call_tool(
+                "search", {"queries": [question], "limit": 5, "source": label}
+            )
+            latencies.append(time.perf_counter() - t0)
+            if res.is_error:
+                raise RuntimeError(res.content[0].text[:300])
+            titles = res.structured_content["titles"]
+            recalls.append(recall_at_5(turns_in("\n".join(titles)), gold))
+    return latencies, recalls, inproc
+
+
+def ms(values: list[float]) -> str:
+    return f"{statistics.median(values) * 1000:.2f} ms"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--queries", type=int, default=300, help="0 = all 1,536")
+    parser.add_argument("--cm-dir", type=Path, default=Path.home() / ".cache" / "ctxmode-bench")
+    parser.add_argument("--no-install", action="store_true", help="Never run npm install.")
+    args = parser.parse_args(argv)
+    if not DATA.exists():
+        print(f"skipped: {DATA} not found (LoCoMo data lives in ../shared/bench-data)")
+        return 0
+    conversations = json.loads(DATA.read_text(encoding="utf-8"))
+    docs = documents(conversations)
+    qs = questions(conversations, args.queries)
+    print(f"corpus: {sum(map(len, docs.values()))} characters in {len(docs)} documents; "
+          f"{len(qs)} queries")  # fmt: skip
+    with tempfile.TemporaryDirectory() as tmp:
+        ours_dir = Path(tmp) / "ctxmode"
+        ours_dir.mkdir()
+        lat, rec, inproc = anyio.run(run_ctxmode, docs, qs, ours_dir)
+        print(
+            f"ctxmode      : R@5 {statistics.fmean(rec):.3f}  median latency {ms(lat)} via MCP "
+            f"stdio ({ms(inproc)} in-process)"
+        )
+        server, how = ensure_context_mode(args.cm_dir, not args.no_install)
+        if server is None:
+            print(f"context-mode : not measured ({how})")
+            return 0
+        cm_dir = Path(tmp) / "context-mode"
+        cm_dir.mkdir()
+        try:
+            cm_lat, cm_rec, note = anyio.run(run_context_mode, server, docs, qs, cm_dir)
+        except Exception as exc:  # noqa: BLE001 - any failure of the other tool is reported
+            print(f"context-mode : could not be driven ({type(exc).__name__}: {exc})")
+            return 0
+        print(
+            f"context-mode : R@5 {statistics.fmean(cm_rec):.3f}  median latency {ms(cm_lat)} "
+            f"via MCP stdio{'  (' + note + ')' if note else ''}"
+        )
+        ratio = statistics.median(lat) / statistics.median(cm_lat)
+        gain = statistics.fmean(rec) - statistics.fmean(cm_rec)
+        print(
+            f"ratio        : ctxmode latency = {ratio:.2f}x context-mode's; "
+            f"R@5 difference {gain:+.3f}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

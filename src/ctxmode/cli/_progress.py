@@ -1,0 +1,63 @@
+"""Progress display for long CLI work: rich on a terminal, nothing with ``--json`` or when piped.
+
+Progress goes to stderr and disappears when done (``transient``), so stdout stays one clean
+document. Core functions never draw anything: they accept a ``(done, total)`` callback, which
+``bar`` provides; a single long core call without such a callback gets ``working`` (a spinner
+with elapsed time, which claims no percentage it cannot measure).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
+
+Update = Callable[[int, int], None]
+
+
+def shown(quiet: bool) -> bool:
+    """Draw progress only for people: not with ``--json`` and only when stderr is a terminal."""
+    return not quiet and sys.stderr.isatty()
+
+
+@contextmanager
+def working(label: str, *, quiet: bool) -> Iterator[None]:
+    """A spinner with elapsed time around one long call."""
+    if not shown(quiet):
+        yield
+        return
+    columns = (SpinnerColumn(), TextColumn(label), TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+        progress.add_task(label, total=None)
+        yield
+
+
+@contextmanager
+def bar(label: str, *, quiet: bool) -> Iterator[Update]:
+    """A progress bar driven by the yielded ``update(done, total)`` callback."""
+    if not shown(quiet):
+        yield lambda done, total: None
+        return
+    columns = (
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task(label, total=None)
+
+        def update(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        yield update

@@ -1,0 +1,197 @@
+"""Indexing, fetching, the sandbox and importers: index, fetch, sources, exec, import-*."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ctxmode.cli._common import cli_path, emit, handle_errors, json_option, state
+from ctxmode.cli._progress import bar, working
+from ctxmode.errors import InvalidInput
+from ctxmode.fetch import DEFAULT_TTL_S, fetch_and_index
+from ctxmode.importers import ImportSummary, import_docs, import_findings, import_tasks
+from ctxmode.indexing import (
+    IndexedSource,
+    IndexReport,
+    Skipped,
+    index_path,
+    list_sources,
+    remove_source,
+)
+from ctxmode.sandbox import execute
+
+
+def _render_index(report: IndexReport) -> None:
+    for s in report.sources:
+        click.echo(
+            f"{s.label}: {s.files} file(s), {s.chunks} chunk(s), {s.bytes} bytes ({s.status})"
+        )
+    if report.skipped:
+        click.echo(f"skipped {len(report.skipped)} file(s):", err=True)
+        for item in report.skipped[:20]:
+            click.echo(f"  {item.path}: {item.reason}", err=True)
+        if len(report.skipped) > 20:
+            click.echo(f"  ... and {len(report.skipped) - 20} more", err=True)
+
+
+@click.command("index")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--source", help="Label of the source (default: the path). One PATH only.")
+@json_option
+@click.pass_context
+@handle_errors
+def index_cmd(
+    ctx: click.Context, paths: tuple[str, ...], source: str | None, as_json: bool
+) -> None:
+    """Index files or folders for search (honours .gitignore; re-indexing replaces)."""
+    if source and len(paths) > 1:
+        raise InvalidInput("--source names one source; give a single PATH with it")
+    sources: list[IndexedSource] = []
+    skipped: list[Skipped] = []
+    with state(ctx).store() as store:
+        for path in paths:
+            with bar(f"indexing {path}", quiet=as_json) as update:
+                report = index_path(
+                    store, cli_path(path), source, progress=lambda d, t, _p: update(d, t)
+                )
+            sources.extend(report.sources)
+            skipped.extend(report.skipped)
+    total = IndexReport(tuple(sources), tuple(skipped))
+    emit(as_json, total.to_dict(), lambda: _render_index(total))
+
+
+@click.command("fetch")
+@click.argument("url")
+@click.option("--source", help="Label of the source (default: the URL).")
+@click.option("--ttl", type=int, default=DEFAULT_TTL_S, show_default=True, help="Cache seconds.")
+@click.option("--force", is_flag=True, help="Fetch again even if the cached copy is fresh.")
+@json_option
+@click.pass_context
+@handle_errors
+def fetch_cmd(
+    ctx: click.Context, url: str, source: str | None, ttl: int, force: bool, as_json: bool
+) -> None:
+    """Fetch an http(s) URL, convert HTML to markdown and index it."""
+    with state(ctx).store() as store, working(f"fetching {url}", quiet=as_json):
+        report = fetch_and_index(store, url, source, ttl, force=force)
+    emit(as_json, report.to_dict(), lambda: click.echo(report.summary))
+
+
+@click.command("sources")
+@click.option("--rm", "remove", metavar="LABEL", help="Delete this source and its chunks.")
+@json_option
+@click.pass_context
+@handle_errors
+def sources_cmd(ctx: click.Context, remove: str | None, as_json: bool) -> None:
+    """List indexed sources (files, folders, URLs, sandbox output), or delete one."""
+    with state(ctx).store() as store:
+        if remove is not None:
+            if not remove_source(store, remove):
+                raise InvalidInput(f"no source {remove!r}; list them with `ctxmode sources`")
+            emit(as_json, {"removed": remove}, lambda: click.echo(f"removed {remove}"))
+            return
+        rows = list_sources(store)
+    data = {"sources": [s.to_dict() for s in rows]}
+
+    def human() -> None:
+        if not rows:
+            click.echo("no sources indexed yet; try `ctxmode index docs/`")
+        for s in rows:
+            click.echo(f"{s.label}\t{s.kind}\t{s.chunks} chunks\t{s.bytes} bytes")
+
+    emit(as_json, data, human)
+
+
+@click.command("exec")
+@click.argument("language")
+@click.argument("code")
+@click.option("--intent", help="What you look for: large output is indexed, matches returned.")
+@click.option("--timeout", type=float, help="Seconds before the process group is killed.")
+@json_option
+@click.pass_context
+@handle_errors
+def exec_cmd(
+    ctx: click.Context,
+    language: str,
+    code: str,
+    intent: str | None,
+    timeout: float | None,
+    as_json: bool,
+) -> None:
+    """Run CODE in LANGUAGE at the project root (use - as CODE to read stdin).
+
+    Small output is printed as is; large output is indexed and a digest is printed.
+    """
+    text = sys.stdin.read() if code == "-" else code
+    with state(ctx).store() as store:
+        result = execute(store, language, text, intent=intent, timeout=timeout)
+
+    def human() -> None:
+        click.echo(result.output)
+        if result.exit_code not in (0, None) or result.timed_out:
+            note = "timed out" if result.timed_out else f"exit code {result.exit_code}"
+            click.echo(f"[{note}]", err=True)
+
+    emit(as_json, result.to_dict(), human)
+
+
+def _render_import(summary: ImportSummary) -> None:
+    parts = [f"{summary.created} created", f"{summary.unchanged} unchanged"]
+    if summary.updated:
+        parts.append(f"{summary.updated} updated")
+    if summary.superseded:
+        parts.append(f"{summary.superseded} superseded")
+    click.echo(f"{summary.kind}: " + ", ".join(parts))
+    for item in summary.skipped[:20]:
+        click.echo(f"  skipped {item}", err=True)
+
+
+@click.command("import-docs")
+@click.argument("path")
+@json_option
+@click.pass_context
+@handle_errors
+def import_docs_cmd(ctx: click.Context, path: str, as_json: bool) -> None:
+    """Import a docs folder: one reference context per section, linked to its file."""
+    with state(ctx).store() as store:
+        summary = import_docs(store, cli_path(path))
+    emit(as_json, summary.to_dict(), lambda: _render_import(summary))
+
+
+@click.command("import-tasks")
+@click.argument("path")
+@json_option
+@click.pass_context
+@handle_errors
+def import_tasks_cmd(ctx: click.Context, path: str, as_json: bool) -> None:
+    """Import a task list (markdown checklist or JSON); nesting makes parent tasks."""
+    with state(ctx).store() as store:
+        summary = import_tasks(store, cli_path(path))
+    emit(as_json, summary.to_dict(), lambda: _render_import(summary))
+
+
+@click.command("import-findings")
+@click.argument("path")
+@json_option
+@click.pass_context
+@handle_errors
+def import_findings_cmd(ctx: click.Context, path: str, as_json: bool) -> None:
+    """Import review findings (JSON or markdown) as constraint contexts."""
+    with state(ctx).store() as store:
+        summary = import_findings(store, cli_path(path))
+    emit(as_json, summary.to_dict(), lambda: _render_import(summary))
+
+
+def register(cli: click.Group) -> None:
+    """Add this module's commands to the root group."""
+    for command in (
+        index_cmd,
+        fetch_cmd,
+        sources_cmd,
+        exec_cmd,
+        import_docs_cmd,
+        import_tasks_cmd,
+        import_findings_cmd,
+    ):
+        cli.add_command(command)

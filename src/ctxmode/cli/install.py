@@ -1,0 +1,115 @@
+"""``ctxmode install``, ``uninstall`` and ``agents``: thin commands over ``ctxmode.install``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ctxmode import config
+from ctxmode import install as core
+from ctxmode.cli._common import emit, handle_errors, json_option
+
+_AGENT_HELP = ", ".join(core.AGENTS)
+
+
+def _shown(path: str, root: Path, home: Path) -> str:
+    """A path relative to the project, else ``~/...``, else as is."""
+    p = Path(path)
+    for base, prefix in ((root, ""), (home, "~/")):
+        try:
+            return prefix + p.relative_to(base).as_posix()
+        except ValueError:
+            continue
+    return path
+
+
+def _render(result: core.InstallResult, root: Path, verb: str) -> None:
+    home = config.home_dir()
+    head = f"{verb} {result.agent} ({result.scope} scope)"
+    click.echo(head + (", dry run: nothing written" if result.dry_run else ""))
+    if not result.changes:
+        click.echo("  nothing to do: no ctxmode entries found")
+    width = max((len(c.action) for c in result.changes), default=0)
+    for change in result.changes:
+        shown = _shown(change.path, root, home)
+        click.echo(f"  {change.action:<{width}}  {shown}: {change.summary}")
+
+
+def _scope_option(func: click.decorators.FC) -> click.decorators.FC:
+    return click.option(
+        "--scope",
+        type=click.Choice(core.SCOPES),
+        default="project",
+        show_default=True,
+        help="project: this project's config files; user: your home folder's.",
+    )(func)
+
+
+def _dry_run_option(func: click.decorators.FC) -> click.decorators.FC:
+    return click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")(
+        func
+    )
+
+
+@click.command(name="install")
+@click.argument("agent", metavar="AGENT")
+@_scope_option
+@_dry_run_option
+@json_option
+@handle_errors
+def install_agent(agent: str, scope: str, dry_run: bool, as_json: bool) -> None:
+    """Register ctxmode's hooks and MCP server with AGENT.
+
+    AGENT is one of: claude-code, gemini-cli, codex, cursor, vscode, opencode. Existing hooks
+    and servers are kept; running it again changes nothing. The hooks and the server run this
+    Python interpreter by its absolute path.
+    """
+    root = config.find_project_root()
+    result = core.install(agent, scope=scope, project_root=root, dry_run=dry_run)
+    emit(as_json, result.to_dict(), lambda: _render(result, root, "install"))
+
+
+@click.command(name="uninstall")
+@click.argument("agent", metavar="AGENT")
+@_scope_option
+@_dry_run_option
+@json_option
+@handle_errors
+def uninstall_agent(agent: str, scope: str, dry_run: bool, as_json: bool) -> None:
+    """Remove ctxmode's hooks and MCP server from AGENT's config; nothing else is touched."""
+    root = config.find_project_root()
+    result = core.uninstall(agent, scope=scope, project_root=root, dry_run=dry_run)
+    emit(as_json, result.to_dict(), lambda: _render(result, root, "uninstall"))
+
+
+@click.command(name="agents")
+@json_option
+@handle_errors
+def agents_status(as_json: bool) -> None:
+    """Show, for every supported agent, whether ctxmode's hooks and MCP server are installed."""
+    root = config.find_project_root()
+    statuses = [core.status(agent, project_root=root) for agent in core.AGENTS]
+
+    def human() -> None:
+        home = config.home_dir()
+        for st in statuses:
+            hooks = "hooks yes" if st.hooks_installed else "hooks no "
+            mcp = "mcp yes" if st.mcp_installed else "mcp no "
+            python = st.interpreter or "-"
+            if st.interpreter and not st.interpreter_exists:
+                python += " (missing)"
+            click.echo(f"{st.agent:<12} {hooks}  {mcp}  {python}")
+            for path in st.config_paths:
+                click.echo(f"    {_shown(path, root, home)}")
+            for problem in st.problems:
+                click.echo(f"    problem: {problem}")
+
+    emit(as_json, [st.to_dict() for st in statuses], human)
+
+
+def register(cli: click.Group) -> None:
+    """Add ``install``, ``uninstall`` and ``agents`` to the root group."""
+    cli.add_command(install_agent)
+    cli.add_command(uninstall_agent)
+    cli.add_command(agents_status)

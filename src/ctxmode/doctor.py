@@ -1,0 +1,310 @@
+"""Health checks of one project's ctxmode setup, each with the fix to apply.
+
+Invariants:
+- doctor only reads: the store is opened read-only (``mode=ro``), never created, migrated or
+  repaired, so running it on a broken setup cannot make things worse;
+- every check returns a frozen ``Check`` (name, level, message, fix) instead of raising, so
+  one broken part never hides the report on the others;
+- ``FAIL`` means something does not work now; ``WARN`` means it works but needs attention.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from ctxmode import config
+from ctxmode.schema import SCHEMA_VERSION
+
+if TYPE_CHECKING:
+    from ctxmode.install import AgentStatus
+
+Level = Literal["OK", "WARN", "FAIL"]
+LEVELS: tuple[Level, ...] = ("OK", "WARN", "FAIL")
+
+#: Hook log errors newer than this count as recent.
+LOG_WINDOW_S = 86_400
+#: Only the end of the hook log is read, so a huge log cannot stall the check.
+LOG_TAIL_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class Check:
+    """One finding: ``fix`` says what to run or change (empty when nothing is needed)."""
+
+    name: str
+    level: Level
+    message: str
+    fix: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return {"name": self.name, "level": self.level, "message": self.message, "fix": self.fix}
+
+
+def worst(checks: tuple[Check, ...] | list[Check]) -> Level:
+    """The most severe level among ``checks`` (OK for none)."""
+    return max((c.level for c in checks), key=LEVELS.index, default="OK")
+
+
+def _connect_ro(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=2.0)
+
+
+def check_fts5() -> Check:
+    """FTS5 with the porter and trigram tokenizers is compiled into this Python's SQLite."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute("CREATE VIRTUAL TABLE t1 USING fts5(a, tokenize='porter unicode61')")
+        conn.execute("CREATE VIRTUAL TABLE t2 USING fts5(a, tokenize='trigram')")
+    except sqlite3.Error as exc:
+        return Check(
+            "fts5",
+            "FAIL",
+            f"SQLite {sqlite3.sqlite_version} lacks FTS5 or its trigram tokenizer ({exc})",
+            "use a Python whose SQLite is 3.34 or newer with FTS5 (python.org and most "
+            "distribution builds qualify)",
+        )
+    finally:
+        conn.close()
+    return Check(
+        "fts5", "OK", f"FTS5 with porter and trigram tokenizers (SQLite {sqlite3.sqlite_version})"
+    )
+
+
+def check_database(db_path: Path) -> list[Check]:
+    """DB found, schema version and ``PRAGMA integrity_check``."""
+    if not db_path.exists():
+        return [
+            Check(
+                "database",
+                "WARN",
+                f"no store yet at {db_path}",
+                "run `ctxmode init` in the project (the first hook event also creates it)",
+            )
+        ]
+    if not db_path.is_file():
+        return [
+            Check("database", "FAIL", f"{db_path} is not a file", "remove it or pass --db <file>")
+        ]
+    checks = [Check("database", "OK", f"{db_path} ({db_path.stat().st_size} bytes)")]
+    move_aside = f"move it aside (`mv {db_path} {db_path}.bad`) and run `ctxmode init`"
+    try:
+        conn = _connect_ro(db_path)
+    except sqlite3.Error as exc:
+        return [*checks, Check("schema", "FAIL", f"cannot open {db_path}: {exc}", move_aside)]
+    try:
+        try:
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            tables = {
+                r[0]
+                for r in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' "
+                    "AND name NOT LIKE 'sqlite_%'"
+                )
+            }
+        except sqlite3.Error as exc:
+            return [
+                *checks,
+                Check(
+                    "schema", "FAIL", f"{db_path} is not a readable database ({exc})", move_aside
+                ),
+            ]
+        checks.append(_schema_check(version, tables))
+        checks.append(_integrity_check(conn, move_aside))
+    finally:
+        conn.close()
+    return checks
+
+
+def _schema_check(version: int, tables: set[str]) -> Check:
+    if tables and "_migrations" not in tables:
+        return Check(
+            "schema",
+            "FAIL",
+            f"the file holds another program's tables ({', '.join(sorted(tables)[:5])})",
+            "point --db / CTXMODE_DB at a ctxmode store",
+        )
+    if version > SCHEMA_VERSION:
+        return Check(
+            "schema",
+            "FAIL",
+            f"schema version {version} is newer than this ctxmode's {SCHEMA_VERSION}",
+            "upgrade ctxmode (pip install -U ctxmode)",
+        )
+    if version < SCHEMA_VERSION:
+        return Check(
+            "schema",
+            "WARN",
+            f"schema version {version}, this ctxmode migrates it to {SCHEMA_VERSION} on open",
+            "run `ctxmode db status` once to migrate it",
+        )
+    return Check("schema", "OK", f"schema version {version} (current)")
+
+
+def _integrity_check(conn: sqlite3.Connection, move_aside: str) -> Check:
+    try:
+        rows = [str(r[0]) for r in conn.execute("PRAGMA integrity_check(20)")]
+    except sqlite3.Error as exc:
+        return Check("integrity", "FAIL", f"integrity check could not run ({exc})", move_aside)
+    if rows == ["ok"]:
+        return Check("integrity", "OK", "PRAGMA integrity_check: ok")
+    problems = [line for row in rows for line in row.splitlines() if not line.startswith("***")]
+    summary = "; ".join(problems[:3]) + (
+        f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
+    )
+    return Check(
+        "integrity",
+        "FAIL",
+        f"PRAGMA integrity_check found damage: {summary}",
+        "save what is readable (`ctxmode export > backup.jsonl`), "
+        + move_aside
+        + ", then `ctxmode import backup.jsonl`",
+    )
+
+
+def quarantined_files(db_path: Path) -> list[Path]:
+    """Unreadable stores moved aside next to the DB (``context.db.bad-*``), WAL/SHM excluded."""
+    try:
+        found = db_path.parent.glob(f"{db_path.name}.bad-*")
+        return sorted(p for p in found if not p.name.endswith(("-wal", "-shm")))
+    except OSError:
+        return []
+
+
+def check_quarantine(db_path: Path) -> Check:
+    """WARN naming the files a recovery moved aside."""
+    bad = quarantined_files(db_path)
+    if not bad:
+        return Check("quarantine", "OK", "no quarantined store files")
+    names = ", ".join(p.name for p in bad)
+    return Check(
+        "quarantine",
+        "WARN",
+        f"{len(bad)} unreadable store file(s) were moved aside in {db_path.parent}: {names}",
+        "salvage what you need (`sqlite3 <file> .recover`), then delete them",
+    )
+
+
+def _parse_log_line(line: str) -> tuple[float, str, str] | None:
+    parts = line.rstrip("\n").split(" ", 2)
+    if len(parts) < 2:
+        return None
+    try:
+        ts = datetime.fromisoformat(parts[0]).timestamp()
+    except ValueError:
+        return None
+    return ts, parts[1].upper(), parts[2] if len(parts) > 2 else ""
+
+
+def recent_log_errors(log_path: Path, now: float, window_s: int = LOG_WINDOW_S) -> list[str]:
+    """Messages of ERROR lines newer than ``window_s`` in the hook log (oldest first)."""
+    try:
+        with log_path.open("rb") as fh:
+            size = fh.seek(0, 2)
+            fh.seek(max(0, size - LOG_TAIL_BYTES))
+            data = fh.read()
+    except OSError:
+        return []
+    errors: list[str] = []
+    for line in data.decode("utf-8", "replace").splitlines():
+        parsed = _parse_log_line(line)
+        if parsed and parsed[1] == "ERROR" and now - window_s <= parsed[0] <= now + 300:
+            errors.append(parsed[2])
+    return errors
+
+
+def check_hook_log(root: Path, now: float) -> Check:
+    """WARN when the hooks logged errors in the last day."""
+    log_path = root / config.CONTEXT_DIR / config.LOG_NAME
+    if not log_path.exists():
+        return Check("hook log", "OK", f"no hook log at {log_path} (no hook has failed)")
+    errors = recent_log_errors(log_path, now)
+    if not errors:
+        return Check("hook log", "OK", "no hook errors in the last day")
+    latest = errors[-1] if len(errors[-1]) <= 200 else errors[-1][:199] + "…"
+    return Check(
+        "hook log",
+        "WARN",
+        f"{len(errors)} hook error(s) in the last day; latest: {latest}",
+        f"read {log_path}; hooks fail open, so the agent kept working but events may be missing",
+    )
+
+
+def check_agents(root: Path, home: Path | None = None) -> list[Check]:
+    """For each agent: hooks and MCP entry installed, and the interpreter they name exists."""
+    from ctxmode import install
+
+    checks: list[Check] = []
+    for agent in install.AGENTS:
+        try:
+            st = install.status(agent, project_root=root, home=home)
+        except Exception as exc:  # noqa: BLE001 - one unreadable config must not end the report
+            checks.append(
+                Check(
+                    f"agent {agent}",
+                    "FAIL",
+                    f"cannot read its configuration ({exc})",
+                    f"fix or remove the file, then `ctxmode install {agent}`",
+                )
+            )
+            continue
+        checks.append(_agent_check(agent, st))
+    return checks
+
+
+def _agent_check(agent: str, st: AgentStatus) -> Check:
+    name = f"agent {agent}"
+    reinstall = f"run `ctxmode install {agent}`"
+    if not st.hooks_installed and not st.mcp_installed:
+        if st.problems:
+            # Unreadable config files and settings that switch hooks off: worth a look even
+            # though nothing of ctxmode is found (a broken file hides an installation).
+            return Check(
+                name,
+                "WARN",
+                "not installed; " + "; ".join(st.problems),
+                reinstall + " if you use it",
+            )
+        return Check(name, "OK", f"not set up; to use it: `ctxmode install {agent}`")
+    if st.interpreter and not st.interpreter_exists:
+        return Check(
+            name,
+            "FAIL",
+            f"its config ({', '.join(st.config_paths)}) runs {st.interpreter}, which does not "
+            "exist: the hooks and MCP server cannot start",
+            reinstall + " again from the environment where ctxmode is installed",
+        )
+    if st.problems or not (st.hooks_installed and st.mcp_installed):
+        missing = [
+            part
+            for part, ok in (("hooks", st.hooks_installed), ("MCP entry", st.mcp_installed))
+            if not ok
+        ]
+        text = "; ".join(st.problems) or f"{' and '.join(missing)} not installed"
+        return Check(name, "WARN", text, reinstall)
+    return Check(
+        name,
+        "OK",
+        f"hooks and MCP entry installed ({', '.join(st.config_paths)}; {st.interpreter})",
+    )
+
+
+def run(
+    db_path: Path,
+    root: Path,
+    *,
+    home: Path | None = None,
+    now: float | None = None,
+    agents: bool = True,
+) -> tuple[Check, ...]:
+    """Every check for the store at ``db_path`` of the project at ``root``, in report order."""
+    ts = time.time() if now is None else now
+    checks: list[Check] = [*check_database(db_path), check_fts5(), check_quarantine(db_path)]
+    if agents:
+        checks.extend(check_agents(root, home))
+    checks.append(check_hook_log(root, ts))
+    return tuple(checks)

@@ -1,0 +1,319 @@
+"""Per-agent normalization: one hook payload (already parsed JSON) -> ``NormalizedHookEvent``.
+
+Each adapter knows its agent's field names (``session_id``/``sessionId``/``conversation_id``,
+``hook_event_name``/``hookEventName``, ``cwd``/``workspace_roots``), event names and tool names,
+and maps them onto the shared vocabulary of ``ctxmode.events``. Adapters never raise on odd
+payloads: missing fields become ``None``/empty and unknown events return ``None``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from ctxmode.events import NormalizedHookEvent
+
+AGENTS: tuple[str, ...] = ("claude-code", "gemini-cli", "codex", "cursor", "vscode", "opencode")
+
+#: Event names of every agent (lowercased, without ``-``/``_``/``.``) -> hook kind.
+_EVENT_KINDS: dict[str, str] = {
+    "pretooluse": "pre_tool_use",
+    "beforetool": "pre_tool_use",
+    "beforeshellexecution": "pre_tool_use",
+    "beforemcpexecution": "pre_tool_use",
+    "beforereadfile": "pre_tool_use",
+    "toolexecutebefore": "pre_tool_use",
+    "posttooluse": "post_tool_use",
+    "aftertool": "post_tool_use",
+    "aftershellexecution": "post_tool_use",
+    "afterfileedit": "post_tool_use",
+    "aftermcpexecution": "post_tool_use",
+    "toolexecuteafter": "post_tool_use",
+    "posttoolusefailure": "post_tool_use_failure",
+    "userpromptsubmit": "user_prompt",
+    "beforeagent": "user_prompt",
+    "beforesubmitprompt": "user_prompt",
+    "chatmessage": "user_prompt",
+    "precompact": "pre_compact",
+    "precompress": "pre_compact",
+    "experimentalsessioncompacting": "pre_compact",
+    "postcompact": "post_compact",
+    "sessioncompacted": "post_compact",
+    "sessionstart": "session_start",
+    "sessioncreated": "session_start",
+    "stop": "stop",
+    "afteragent": "stop",
+    "sessionidle": "stop",
+    "sessionend": "session_end",
+    "subagentstart": "subagent_start",
+    "subagentstop": "subagent_stop",
+}
+
+#: Tool names of every agent (lowercased) -> the canonical name ``ctxmode.events`` expects.
+_TOOLS: dict[str, str] = {
+    "bash": "Bash",
+    "shell": "Bash",
+    "powershell": "Bash",
+    "run_shell_command": "Bash",
+    "runterminalcommand": "Bash",
+    "run_in_terminal": "Bash",
+    "edit": "Edit",
+    "replace": "Edit",
+    "strreplace": "Edit",
+    "str_replace": "Edit",
+    "replace_string_in_file": "Edit",
+    "editfiles": "Edit",
+    "multiedit": "MultiEdit",
+    "multi_replace_string_in_file": "MultiEdit",
+    "write": "Write",
+    "write_file": "Write",
+    "create_file": "Write",
+    "createfile": "Write",
+    "notebookedit": "NotebookEdit",
+    "edit_notebook": "NotebookEdit",
+    "apply_patch": "apply_patch",
+    "applypatch": "apply_patch",
+    "read": "Read",
+    "read_file": "Read",
+    "readfile": "Read",
+    "read_many_files": "Read",
+    "view": "Read",
+    "glob": "Search",
+    "grep": "Search",
+    "grep_search": "Search",
+    "search_file_content": "Search",
+    "list_directory": "Search",
+    "ls": "Search",
+    "file_search": "Search",
+    "codebase_search": "Search",
+    "webfetch": "WebFetch",
+    "web_fetch": "WebFetch",
+    "fetch_webpage": "WebFetch",
+    "websearch": "WebSearch",
+    "web_search": "WebSearch",
+    "google_web_search": "WebSearch",
+    "todowrite": "TodoWrite",
+    "todo_write": "TodoWrite",
+    "write_todos": "TodoWrite",
+    "manage_todo_list": "TodoWrite",
+    "taskcreate": "TaskCreate",
+    "taskupdate": "TaskUpdate",
+    "agent": "Agent",
+    "task": "Agent",
+    "invoke_agent": "Agent",
+    "runsubagent": "Agent",
+    "askuserquestion": "AskUserQuestion",
+    "ask_user": "AskUserQuestion",
+    "exitplanmode": "ExitPlanMode",
+    "exit_plan_mode": "ExitPlanMode",
+    "enterplanmode": "EnterPlanMode",
+    "enter_plan_mode": "EnterPlanMode",
+    "skill": "Skill",
+    "activate_skill": "Skill",
+}
+
+#: camelCase tool-input keys (VS Code, OpenCode) -> the snake_case names extraction reads.
+_INPUT_KEYS = {
+    "filePath": "file_path",
+    "oldString": "old_string",
+    "newString": "new_string",
+    "notebookPath": "notebook_path",
+    "newSource": "new_source",
+}
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def event_kind(name: str | None) -> str | None:
+    """Hook kind of an event name in any agent's spelling (``post-tool-use``, ``AfterTool``...)."""
+    if not name:
+        return None
+    return _EVENT_KINDS.get(re.sub(r"[-_.\s]", "", name).lower())
+
+
+def canonical_tool(name: str | None) -> str | None:
+    """Canonical tool name; MCP tools (``mcp__server__tool``) and unknown names pass through."""
+    if not name:
+        return None
+    if name.startswith("mcp__"):
+        return name
+    return _TOOLS.get(name.lower(), name)
+
+
+def _s(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _first(payload: dict[str, Any], *keys: str) -> str | None:
+    for key in keys:
+        value = _s(payload.get(key))
+        if value:
+            return value
+    return None
+
+
+def _as_dict(value: Any) -> dict[str, Any]:
+    if isinstance(value, dict):
+        return {_INPUT_KEYS.get(str(k), str(k)): v for k, v in value.items()}
+    if isinstance(value, str) and value.lstrip().startswith("{"):
+        # Cursor sends MCP tool_input as a JSON string.
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return {}
+        return _as_dict(parsed) if isinstance(parsed, dict) else {}
+    return {}
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return int(value)
+    return None
+
+
+def session_id_of(payload: dict[str, Any]) -> str:
+    """The UUID in ``transcript_path`` first, then the payload's session id fields."""
+    transcript = _s(payload.get("transcript_path")) or _s(payload.get("transcriptPath"))
+    if transcript:
+        name = transcript.replace("\\", "/").rsplit("/", 1)[-1]
+        m = _UUID.search(name)
+        if m:
+            return m.group(0).lower()
+    sid = _first(payload, "session_id", "sessionId", "sessionID", "conversation_id", "thread-id")
+    return sid or "unknown"
+
+
+def cwd_of(payload: dict[str, Any]) -> str | None:
+    """Working directory: ``cwd``, else the first workspace root, else OpenCode's directory."""
+    cwd = _first(payload, "cwd", "directory", "worktree")
+    if cwd:
+        return cwd
+    roots = payload.get("workspace_roots") or payload.get("workspaceRoots")
+    if isinstance(roots, list) and roots and isinstance(roots[0], str):
+        return roots[0]
+    return None
+
+
+def normalize(
+    agent: str, event_arg: str | None, payload: dict[str, Any]
+) -> NormalizedHookEvent | None:
+    """Normalize one payload; ``None`` when the event is not one ctxmode handles."""
+    raw_name = _first(payload, "hook_event_name", "hookEventName", "event")
+    kind = event_kind(event_arg) or event_kind(raw_name)
+    if kind is None:
+        return None
+    adapter = _ADAPTERS.get(agent, _claude)
+    return adapter(kind, raw_name or "", payload)
+
+
+def _base(agent: str, kind: str, payload: dict[str, Any], **extra: Any) -> NormalizedHookEvent:
+    raw_tool = _first(payload, "tool_name", "toolName", "tool")
+    tool_input = _as_dict(payload.get("tool_input", payload.get("toolInput", payload.get("args"))))
+    response = payload.get("tool_response", payload.get("toolResponse", payload.get("output")))
+    error = _s(payload.get("error"))
+    if kind == "post_tool_use" and isinstance(response, dict) and _s(response.get("error")):
+        # Gemini reports a failed tool through AfterTool with tool_response.error.
+        kind, error = "post_tool_use_failure", str(response["error"])
+    if kind in ("subagent_start", "subagent_stop"):
+        tool_input = {"agent_type": payload.get("agent_type")}
+    values: dict[str, Any] = {
+        "agent": agent,
+        "kind": kind,
+        "session_id": session_id_of(payload),
+        "cwd": cwd_of(payload),
+        "tool_name": canonical_tool(raw_tool),
+        "raw_tool_name": raw_tool,
+        "tool_input": tool_input,
+        "tool_response": response,
+        "error": error,
+        "tool_use_id": _first(payload, "tool_use_id", "toolUseId", "callID", "generation_id"),
+        "duration_ms": _int(payload.get("duration_ms", payload.get("duration"))),
+        "prompt": _s(payload.get("prompt")),
+        "prompt_source": _s(payload.get("source")) if kind == "user_prompt" else None,
+        "source": _s(payload.get("source")) if kind == "session_start" else None,
+        "trigger": _s(payload.get("trigger")),
+        "last_assistant_message": _first(
+            payload, "last_assistant_message", "prompt_response", "last-assistant-message"
+        ),
+        "stop_hook_active": payload.get("stop_hook_active") is True,
+        "transcript_path": _first(payload, "transcript_path", "transcriptPath"),
+    }
+    values.update(extra)
+    return NormalizedHookEvent(**values)
+
+
+def _claude(kind: str, raw_name: str, payload: dict[str, Any]) -> NormalizedHookEvent:
+    return _base("claude-code", kind, payload)
+
+
+def _codex(kind: str, raw_name: str, payload: dict[str, Any]) -> NormalizedHookEvent:
+    return _base("codex", kind, payload)
+
+
+def _gemini(kind: str, raw_name: str, payload: dict[str, Any]) -> NormalizedHookEvent:
+    return _base("gemini-cli", kind, payload)
+
+
+def _vscode(kind: str, raw_name: str, payload: dict[str, Any]) -> NormalizedHookEvent:
+    response = payload.get("tool_response")
+    # VS Code's SessionStart says "new"; treat it as a fresh start.
+    source = _s(payload.get("source"))
+    extra: dict[str, Any] = {}
+    if kind == "session_start":
+        extra["source"] = "startup" if source in (None, "new") else source
+    if isinstance(response, str):
+        extra["tool_response"] = response
+    return _base("vscode", kind, payload, **extra)
+
+
+def _cursor(kind: str, raw_name: str, payload: dict[str, Any]) -> NormalizedHookEvent:
+    name = re.sub(r"[-_]", "", raw_name).lower()
+    extra: dict[str, Any] = {}
+    if name in ("aftershellexecution", "beforeshellexecution"):
+        extra = {
+            "tool_name": "Bash",
+            "raw_tool_name": "shell",
+            "tool_input": {"command": payload.get("command", "")},
+            "tool_response": payload.get("output"),
+        }
+    elif name == "afterfileedit":
+        edits = payload.get("edits") if isinstance(payload.get("edits"), list) else []
+        extra = {
+            "tool_name": "MultiEdit",
+            "raw_tool_name": "edit",
+            "tool_input": {"file_path": payload.get("file_path", ""), "edits": edits},
+        }
+    elif name in ("aftermcpexecution", "beforemcpexecution"):
+        tool = _s(payload.get("tool_name")) or "tool"
+        server = _s(payload.get("server_name")) or "cursor"
+        extra = {
+            "tool_name": tool if tool.startswith("mcp__") else f"mcp__{server}__{tool}",
+            "tool_response": payload.get("result_json"),
+        }
+    elif name == "beforereadfile":
+        extra = {"tool_name": "Read", "tool_input": {"file_path": payload.get("file_path", "")}}
+    if kind == "stop" and payload.get("status") == "error":
+        extra["last_assistant_message"] = None
+    return _base("cursor", kind, payload, **extra)
+
+
+def _opencode(kind: str, raw_name: str, payload: dict[str, Any]) -> NormalizedHookEvent:
+    # The OpenCode plugin forwards {hook_event_name, sessionID, tool, args, output, directory}.
+    extra: dict[str, Any] = {}
+    output = payload.get("output")
+    if isinstance(output, dict) and "output" in output:
+        extra["tool_response"] = output.get("output")
+    return _base("opencode", kind, payload, **extra)
+
+
+_ADAPTERS = {
+    "claude-code": _claude,
+    "codex": _codex,
+    "gemini-cli": _gemini,
+    "vscode": _vscode,
+    "cursor": _cursor,
+    "opencode": _opencode,
+}

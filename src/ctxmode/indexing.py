@@ -1,0 +1,694 @@
+"""Index files, folders and raw content into searchable chunks (``sources`` + ``chunks``).
+
+A *source* is the unit that was indexed: one file, one folder (many files), one piece of content,
+one fetched URL or one sandbox output, named by a unique label. Invariants:
+- (re-)indexing a source replaces all its chunks in one transaction; readers never see half;
+- every stored title and chunk is redacted (``.env`` files have every value masked);
+- paths resolve inside the project (``knowledge.normalize_path``; symlinks pointing out are
+  refused unless the project lists the location under ``allow_outside_paths``);
+- folder walks honour ``.gitignore`` files (each one for its own subtree; a negation cannot
+  re-include what a parent folder's file ignored), skip VCS/tool folders, binaries, files that
+  are not UTF-8 and files over ``MAX_FILE_BYTES``. A file named explicitly is indexed even when
+  ignored: the caller asked for it;
+- file-backed sources remember each file's hash, mtime and size (``source_files``), so
+  ``refresh_sources`` re-chunks only what changed and drops what disappeared.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ctxmode.chunking import Piece, chunk_as, chunk_content, chunk_document
+from ctxmode.errors import InvalidInput, NotFound, PathOutsideProject
+from ctxmode.knowledge import absolute_path, normalize_path
+from ctxmode.redact import redact, redact_env_file
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from ctxmode.store import Store
+
+#: Files larger than this are skipped (bytes).
+MAX_FILE_BYTES = 1_000_000
+#: At most this many files are indexed per call; the rest are reported as skipped.
+MAX_FILES = 20_000
+#: Largest piece of raw content accepted by ``index_content`` (characters).
+MAX_CONTENT_CHARS = 10_000_000
+#: Folders never walked into, whatever .gitignore says.
+SKIP_DIRS = frozenset(
+    {
+        ".git", ".hg", ".svn", ".context", "node_modules", "__pycache__", ".venv", "venv",
+        ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".idea", ".DS_Store",
+    }
+)  # fmt: skip
+SOURCE_KINDS = ("file", "url", "content", "sandbox", "import")
+
+#: ``progress(done, total, path)`` is called after each file of a walk.
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class IndexedSource:
+    """What happened to one source."""
+
+    label: str
+    kind: str
+    location: str | None
+    status: str  # "indexed" | "refreshed" | "unchanged" | "removed"
+    files: int
+    chunks: int
+    bytes: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "kind": self.kind,
+            "location": self.location,
+            "status": self.status,
+            "files": self.files,
+            "chunks": self.chunks,
+            "bytes": self.bytes,
+        }
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A file left out, and why."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class IndexReport:
+    """Summary of an indexing call: sources written and files left out."""
+
+    sources: tuple[IndexedSource, ...] = ()
+    skipped: tuple[Skipped, ...] = field(default_factory=tuple)
+
+    @property
+    def chunks(self) -> int:
+        return sum(s.chunks for s in self.sources if s.status != "removed")
+
+    @property
+    def files(self) -> int:
+        return sum(s.files for s in self.sources if s.status != "removed")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "sources": [s.to_dict() for s in self.sources],
+            "files": self.files,
+            "chunks": self.chunks,
+            "bytes": sum(s.bytes for s in self.sources if s.status != "removed"),
+            "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
+        }
+
+
+@dataclass(frozen=True)
+class _FileState:
+    path: str  # project-relative (absolute when allowed outside the project)
+    content_hash: str
+    mtime: float
+    size: int
+
+
+@dataclass(frozen=True)
+class _Row:
+    path: str | None
+    ordinal: int
+    piece: Piece
+
+
+def _sha256(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def is_env_file(name: str) -> bool:
+    """``.env``, ``.env.local``, ``prod.env``: files whose every value is a secret."""
+    base = name.rsplit("/", 1)[-1]
+    return base == ".env" or base.startswith(".env.") or base.endswith(".env")
+
+
+def redact_piece(piece: Piece, *, content_redacted: bool = False) -> Piece:
+    """The piece with its title and content redacted.
+
+    ``content_redacted`` says the whole text was redacted before chunking (which also catches
+    a secret that a chunk boundary would cut): then only the title, which chunking composes
+    from several parts, is redacted again. Redaction costs ~3 s per MB, so one pass matters.
+    """
+    content = piece.content if content_redacted else redact(piece.content)
+    return Piece(redact(piece.title), content, piece.kind)
+
+
+# -- reading files ---------------------------------------------------------------------------
+
+
+def _read_text(path: Path) -> tuple[str | None, str | None, bytes]:
+    """(text, skip reason, raw bytes); text is None when the file is skipped."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            return None, f"larger than {MAX_FILE_BYTES // 1000} KB", b""
+        raw = path.read_bytes()
+    except OSError as exc:
+        return None, f"unreadable ({exc.strerror})", b""
+    if b"\0" in raw[:8192]:
+        return None, "binary", raw
+    try:
+        return raw.decode("utf-8-sig"), None, raw
+    except UnicodeDecodeError:
+        return None, "binary or not UTF-8", raw
+
+
+def _pieces_for_file(rel: str, text: str, base_title: str) -> list[Piece]:
+    text = redact_env_file(text) if is_env_file(rel) else redact(text)
+    pieces = chunk_document(text, rel, base_title=base_title)
+    return [redact_piece(p, content_redacted=True) for p in pieces]
+
+
+# -- walking folders -------------------------------------------------------------------------
+
+
+class _Ignore:
+    """The .gitignore files that apply below a folder, each scoped to its own directory."""
+
+    def __init__(self) -> None:
+        self._specs: list[tuple[str, Any]] = []
+
+    def add_file(self, base: str, gitignore: Path) -> None:
+        import pathspec
+
+        try:
+            lines = gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            return
+        if lines:
+            self._specs.append((base, pathspec.GitIgnoreSpec.from_lines(lines)))
+
+    def ignored(self, rel: str, is_dir: bool) -> bool:
+        for base, spec in self._specs:
+            if base and not (rel == base or rel.startswith(base + "/")):
+                continue
+            sub = rel[len(base) + 1 :] if base else rel
+            if sub and spec.match_file(sub + "/" if is_dir else sub):
+                return True
+        return False
+
+
+def walk_files(store: Store, rel_dir: str) -> tuple[list[str], list[Skipped]]:
+    """Files under a project folder (project-relative, sorted), honouring .gitignore."""
+    root = store.root
+    top = absolute_path(store, rel_dir)
+    outside = Path(rel_dir).is_absolute()  # a location allowed by allow_outside_paths
+    # Ignore rules are matched against paths relative to the project root (or to the walked
+    # folder when it lies outside the project); ``key_prefix`` is the walked folder's key.
+    key_prefix = "" if outside or rel_dir == "." else rel_dir
+    ignore = _Ignore()
+    ancestors: list[str] = []
+    if not outside:
+        # .gitignore files of the folders from the project root down to the walked one apply.
+        parts = key_prefix.split("/") if key_prefix else []
+        ancestors = ["/".join(parts[:i]) for i in range(len(parts))]
+        for base in ancestors:
+            ignore.add_file(base, root / base / ".gitignore" if base else root / ".gitignore")
+    files: list[str] = []
+    skipped: list[Skipped] = []
+    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+        here = Path(dirpath)
+        here_rel = here.relative_to(top).as_posix()
+        if here_rel == ".":
+            cur = key_prefix
+        else:
+            cur = f"{key_prefix}/{here_rel}" if key_prefix else here_rel
+        if (here / ".gitignore").is_file() and cur not in ancestors:
+            ignore.add_file(cur, here / ".gitignore")
+        keep = []
+        for d in sorted(dirnames):
+            sub = f"{cur}/{d}" if cur else d
+            if d in SKIP_DIRS or ignore.ignored(sub, True) or (here / d).is_symlink():
+                continue
+            keep.append(d)
+        dirnames[:] = keep
+        for name in sorted(filenames):
+            key = f"{cur}/{name}" if cur else name
+            if name == ".gitignore" or ignore.ignored(key, False):
+                continue
+            out = f"{rel_dir}/{key}" if outside else key
+            if (here / name).is_symlink():
+                try:
+                    out = normalize_path(store, str(here / name))
+                except PathOutsideProject:
+                    skipped.append(Skipped(out, "symlink pointing outside the project"))
+                    continue
+                if not absolute_path(store, out).is_file():
+                    continue
+            files.append(out)
+    if len(files) > MAX_FILES:
+        skipped.extend(Skipped(f, f"over the {MAX_FILES}-file limit") for f in files[MAX_FILES:])
+        files = files[:MAX_FILES]
+    return files, skipped
+
+
+# -- writing sources -------------------------------------------------------------------------
+
+
+def _check_label(label: object) -> str:
+    if not isinstance(label, str) or not label.strip():
+        raise InvalidInput("source label must be a non-empty string, e.g. --source docs")
+    text = label.strip()
+    if len(text) > 300:
+        raise InvalidInput("source label is longer than 300 characters; use a shorter name")
+    return text
+
+
+def _upsert_source(
+    conn: sqlite3.Connection,
+    label: str,
+    kind: str,
+    location: str | None,
+    *,
+    content_hash: str | None,
+    mtime: float | None,
+    size: int,
+    now: int,
+    fetched_at: int | None = None,
+    expires_at: int | None = None,
+) -> int:
+    row = conn.execute("SELECT id FROM sources WHERE label = ?", (label,)).fetchone()
+    if row:
+        conn.execute(
+            "UPDATE sources SET kind = ?, location = ?, content_hash = ?, mtime = ?, bytes = ?, "
+            "fetched_at = ?, expires_at = ?, indexed_at = ? WHERE id = ?",
+            (kind, location, content_hash, mtime, size, fetched_at, expires_at, now, row[0]),
+        )
+        return int(row[0])
+    cur = conn.execute(
+        "INSERT INTO sources(label, kind, location, content_hash, mtime, bytes, fetched_at, "
+        "expires_at, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (label, kind, location, content_hash, mtime, size, fetched_at, expires_at, now),
+    )
+    return int(cur.lastrowid or 0)
+
+
+def _insert_rows(conn: sqlite3.Connection, source_id: int, rows: Iterable[_Row], now: int) -> int:
+    count = 0
+    for row in rows:
+        conn.execute(
+            "INSERT INTO chunks(source_id, ordinal, title, content, kind, created_at, path) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (source_id, row.ordinal, row.piece.title, row.piece.content, row.piece.kind, now,
+             row.path),
+        )  # fmt: skip
+        count += 1
+    return count
+
+
+def _rows(path: str | None, pieces: Sequence[Piece]) -> list[_Row]:
+    return [_Row(path, i, p) for i, p in enumerate(pieces) if p.content.strip()]
+
+
+def _aggregate_hash(states: Iterable[_FileState]) -> str:
+    joined = "\n".join(f"{s.path}\0{s.content_hash}" for s in sorted(states, key=lambda s: s.path))
+    return _sha256(joined.encode())
+
+
+def _replace_file_source(
+    store: Store,
+    label: str,
+    location: str,
+    states: Sequence[_FileState],
+    rows: Sequence[_Row],
+    now: int,
+) -> int:
+    """Replace a file-backed source wholesale; return the number of chunks written."""
+    with store.transaction() as conn:
+        source_id = _upsert_source(
+            conn,
+            label,
+            "file",
+            location,
+            content_hash=_aggregate_hash(states),
+            mtime=max((s.mtime for s in states), default=None),
+            size=sum(s.size for s in states),
+            now=now,
+        )
+        conn.execute("DELETE FROM chunks WHERE source_id = ?", (source_id,))
+        conn.execute("DELETE FROM source_files WHERE source_id = ?", (source_id,))
+        conn.executemany(
+            "INSERT INTO source_files(source_id, path, content_hash, mtime, bytes) "
+            "VALUES (?, ?, ?, ?, ?)",
+            [(source_id, s.path, s.content_hash, s.mtime, s.size) for s in states],
+        )
+        return _insert_rows(conn, source_id, rows, now)
+
+
+def _default_label(rel: str) -> str:
+    return "project" if rel == "." else rel
+
+
+def index_path(
+    store: Store,
+    path: str,
+    source: str | None = None,
+    progress: Progress | None = None,
+    *,
+    now: int | None = None,
+) -> IndexReport:
+    """Index a file or a folder as one source (label: ``source``, else the relative path).
+
+    A folder's chunks are titled ``<file> > <heading>``; a single file's by its headings or
+    definitions. Indexing the same label again replaces its previous chunks.
+    """
+    rel = normalize_path(store, path)
+    target = absolute_path(store, rel)
+    label = _check_label(source) if source is not None else _default_label(rel)
+    ts = int(now if now is not None else time.time())
+    if target.is_dir():
+        files, skipped = walk_files(store, rel)
+        is_dir = True
+    elif target.is_file():
+        files, skipped, is_dir = [rel], [], False
+    else:
+        raise InvalidInput(f"{path!r} is neither a file nor a folder; check the path")
+    states: list[_FileState] = []
+    rows: list[_Row] = []
+    total = len(files)
+    for done, file_rel in enumerate(files, start=1):
+        file_path = absolute_path(store, file_rel)
+        text, reason, raw = _read_text(file_path)
+        if text is None:
+            skipped.append(Skipped(file_rel, reason or "skipped"))
+        else:
+            stat = file_path.stat()
+            states.append(_FileState(file_rel, _sha256(raw), stat.st_mtime, len(raw)))
+            pieces = _pieces_for_file(file_rel, text, file_rel if is_dir else "")
+            rows.extend(_rows(file_rel, pieces))
+        if progress is not None:
+            progress(done, total, file_rel)
+    if not is_dir and not states:
+        raise InvalidInput(f"{rel} was not indexed: {skipped[0].reason}")
+    count = _replace_file_source(store, label, rel, states, rows, ts)
+    indexed = IndexedSource(
+        label, "file", rel, "indexed", len(states), count, sum(s.size for s in states)
+    )
+    return IndexReport((indexed,), tuple(skipped))
+
+
+def index_content(
+    store: Store,
+    content: str,
+    source: str,
+    kind: str = "content",
+    *,
+    fmt: str | None = None,
+    location: str | None = None,
+    fetched_at: int | None = None,
+    expires_at: int | None = None,
+    now: int | None = None,
+) -> IndexReport:
+    """Index a piece of text as source ``source`` (replacing a previous one of that label).
+
+    ``fmt`` forces "markdown", "json", "code" or "text"; by default the content is sniffed.
+    """
+    label = _check_label(source)
+    if kind not in SOURCE_KINDS:
+        raise InvalidInput(f"unknown source kind {kind!r}; use one of: {', '.join(SOURCE_KINDS)}")
+    if not isinstance(content, str) or not content.strip():
+        raise InvalidInput("content to index must be a non-empty string")
+    if len(content) > MAX_CONTENT_CHARS:
+        raise InvalidInput(
+            f"content is {len(content)} characters, over the {MAX_CONTENT_CHARS} limit; "
+            "split it or write it to a file and index the file"
+        )
+    raw = content.encode("utf-8", errors="replace")
+    clean = redact(content)
+    pieces = chunk_as(clean, fmt) if fmt else chunk_content(clean)
+    return index_pieces(
+        store,
+        pieces,
+        label,
+        kind,
+        redacted=True,
+        size=len(raw),
+        content_hash=_sha256(raw),
+        location=location,
+        fetched_at=fetched_at,
+        expires_at=expires_at,
+        now=now,
+    )
+
+
+def index_pieces(
+    store: Store,
+    pieces: Sequence[Piece],
+    source: str,
+    kind: str,
+    *,
+    size: int,
+    redacted: bool = False,
+    content_hash: str | None = None,
+    location: str | None = None,
+    fetched_at: int | None = None,
+    expires_at: int | None = None,
+    now: int | None = None,
+) -> IndexReport:
+    """Store already chunked pieces as source ``source``, replacing a previous one.
+
+    Pieces are redacted here unless ``redacted`` says their text was redacted as a whole
+    before chunking (titles are redacted again either way).
+    """
+    label = _check_label(source)
+    if kind not in SOURCE_KINDS:
+        raise InvalidInput(f"unknown source kind {kind!r}; use one of: {', '.join(SOURCE_KINDS)}")
+    rows = _rows(None, [redact_piece(p, content_redacted=redacted) for p in pieces])
+    ts = int(now if now is not None else time.time())
+    with store.transaction() as conn:
+        source_id = _upsert_source(
+            conn,
+            label,
+            kind,
+            location,
+            content_hash=content_hash,
+            mtime=None,
+            size=size,
+            now=ts,
+            fetched_at=fetched_at,
+            expires_at=expires_at,
+        )
+        conn.execute("DELETE FROM chunks WHERE source_id = ?", (source_id,))
+        conn.execute("DELETE FROM source_files WHERE source_id = ?", (source_id,))
+        count = _insert_rows(conn, source_id, rows, ts)
+    return IndexReport((IndexedSource(label, kind, location, "indexed", 0, count, size),))
+
+
+# -- refresh ---------------------------------------------------------------------------------
+
+
+def _refresh_one(
+    store: Store, source_id: int, label: str, location: str, now: int
+) -> tuple[IndexedSource, list[Skipped]]:
+    target = absolute_path(store, location)
+    try:
+        normalize_path(store, str(target))
+        exists = target.exists()
+    except PathOutsideProject:
+        exists = False
+    if not exists:
+        with store.transaction() as conn:
+            conn.execute("DELETE FROM sources WHERE id = ?", (source_id,))
+        return IndexedSource(label, "file", location, "removed", 0, 0, 0), []
+    is_dir = target.is_dir()
+    skipped: list[Skipped] = []
+    if is_dir:
+        files, skipped = walk_files(store, location)
+    else:
+        files = [location]
+    known = {
+        r[0]: (r[1], r[2], r[3])
+        for r in store.conn.execute(
+            "SELECT path, content_hash, mtime, bytes FROM source_files WHERE source_id = ?",
+            (source_id,),
+        )
+    }
+    states: dict[str, _FileState] = {}
+    changed: dict[str, list[_Row]] = {}
+    for rel in files:
+        file_path = absolute_path(store, rel)
+        try:
+            stat = file_path.stat()
+        except OSError:
+            continue
+        old = known.get(rel)
+        if old and old[1] == stat.st_mtime and old[2] == stat.st_size:
+            states[rel] = _FileState(rel, old[0], stat.st_mtime, stat.st_size)
+            continue
+        text, reason, raw = _read_text(file_path)
+        if text is None:
+            skipped.append(Skipped(rel, reason or "skipped"))
+            continue
+        digest = _sha256(raw)
+        states[rel] = _FileState(rel, digest, stat.st_mtime, len(raw))
+        if old and old[0] == digest:
+            continue  # touched, not changed: only the mtime is updated below
+        changed[rel] = _rows(rel, _pieces_for_file(rel, text, rel if is_dir else ""))
+    removed = [p for p in known if p not in states]
+    touched = [p for p, s in states.items() if p in known and known[p][1] != s.mtime]
+    if not changed and not removed and not touched:
+        count = store.conn.execute(
+            "SELECT COUNT(*) FROM chunks WHERE source_id = ?", (source_id,)
+        ).fetchone()[0]
+        size = sum(s.size for s in states.values())
+        return IndexedSource(label, "file", location, "unchanged", len(states), count, size), []
+    with store.transaction() as conn:
+        for rel in [*removed, *changed]:
+            conn.execute("DELETE FROM chunks WHERE source_id = ? AND path = ?", (source_id, rel))
+            conn.execute(
+                "DELETE FROM source_files WHERE source_id = ? AND path = ?", (source_id, rel)
+            )
+        for rows in changed.values():
+            _insert_rows(conn, source_id, rows, now)
+        conn.executemany(
+            "INSERT INTO source_files(source_id, path, content_hash, mtime, bytes) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT(source_id, path) DO UPDATE SET "
+            "content_hash = excluded.content_hash, mtime = excluded.mtime, bytes = excluded.bytes",
+            [(source_id, s.path, s.content_hash, s.mtime, s.size) for s in states.values()],
+        )
+        conn.execute(
+            "UPDATE sources SET content_hash = ?, mtime = ?, bytes = ?, indexed_at = ? "
+            "WHERE id = ?",
+            (
+                _aggregate_hash(states.values()),
+                max((s.mtime for s in states.values()), default=None),
+                sum(s.size for s in states.values()),
+                now,
+                source_id,
+            ),
+        )
+        count = conn.execute(
+            "SELECT COUNT(*) FROM chunks WHERE source_id = ?", (source_id,)
+        ).fetchone()[0]
+    status = "refreshed" if changed or removed else "unchanged"
+    size = sum(s.size for s in states.values())
+    return IndexedSource(label, "file", location, status, len(states), count, size), skipped
+
+
+def refresh_sources(
+    store: Store, labels: Sequence[str] | None = None, *, now: int | None = None
+) -> IndexReport:
+    """Bring file-backed sources up to date with the files on disk.
+
+    Files whose mtime and size are unchanged are not read; changed ones are re-chunked (alone,
+    not the whole folder); deleted files lose their chunks; a vanished source is removed.
+    Cheap when nothing changed: one ``stat`` per file and no write.
+    """
+    ts = int(now if now is not None else time.time())
+    sql = "SELECT id, label, location FROM sources WHERE kind = 'file' AND location IS NOT NULL"
+    params: list[Any] = []
+    if labels:
+        sql += f" AND label IN ({', '.join('?' for _ in labels)})"
+        params.extend(labels)
+    results: list[IndexedSource] = []
+    skipped: list[Skipped] = []
+    for source_id, label, location in store.conn.execute(sql + " ORDER BY id", params).fetchall():
+        done, skip = _refresh_one(store, int(source_id), str(label), str(location), ts)
+        results.append(done)
+        skipped.extend(skip)
+    return IndexReport(tuple(results), tuple(skipped))
+
+
+# -- reading sources back --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SourceInfo:
+    """A row of ``sources`` with its chunk count."""
+
+    id: int
+    label: str
+    kind: str
+    location: str | None
+    bytes: int
+    chunks: int
+    indexed_at: int
+    fetched_at: int | None
+    expires_at: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "label": self.label,
+            "kind": self.kind,
+            "location": self.location,
+            "bytes": self.bytes,
+            "chunks": self.chunks,
+            "indexed_at": self.indexed_at,
+            "fetched_at": self.fetched_at,
+            "expires_at": self.expires_at,
+        }
+
+
+_SOURCE_SQL = (
+    "SELECT s.id, s.label, s.kind, s.location, s.bytes, "
+    "(SELECT COUNT(*) FROM chunks c WHERE c.source_id = s.id), s.indexed_at, s.fetched_at, "
+    "s.expires_at FROM sources s"
+)
+
+
+def list_sources(store: Store, kind: str | None = None) -> list[SourceInfo]:
+    """Indexed sources, most recently indexed first."""
+    if kind is not None and kind not in SOURCE_KINDS:
+        raise InvalidInput(f"unknown source kind {kind!r}; use one of: {', '.join(SOURCE_KINDS)}")
+    where = " WHERE s.kind = ?" if kind else ""
+    rows = store.conn.execute(
+        _SOURCE_SQL + where + " ORDER BY s.indexed_at DESC, s.id DESC", (kind,) if kind else ()
+    ).fetchall()
+    return [SourceInfo(*r) for r in rows]
+
+
+def get_source(store: Store, label: str) -> SourceInfo:
+    """The source with this label."""
+    row = store.conn.execute(_SOURCE_SQL + " WHERE s.label = ?", (label,)).fetchone()
+    if row is None:
+        raise NotFound(f"no indexed source {label!r}; list them with `ctxmode sources`")
+    return SourceInfo(*row)
+
+
+def source_chunks(store: Store, label: str) -> list[tuple[str, str]]:
+    """(title, content) of a source's chunks in document order."""
+    info = get_source(store, label)
+    rows = store.conn.execute(
+        "SELECT title, content FROM chunks WHERE source_id = ? ORDER BY IFNULL(path, ''), "
+        "ordinal, id",
+        (info.id,),
+    ).fetchall()
+    return [(str(r[0]), str(r[1])) for r in rows]
+
+
+def remove_source(store: Store, label: str) -> bool:
+    """Delete a source and its chunks; False when there was none."""
+    with store.transaction() as conn:
+        cur = conn.execute("DELETE FROM sources WHERE label = ?", (label,))
+        return cur.rowcount > 0
+
+
+__all__ = [
+    "IndexReport",
+    "IndexedSource",
+    "Skipped",
+    "SourceInfo",
+    "get_source",
+    "index_content",
+    "index_path",
+    "index_pieces",
+    "list_sources",
+    "refresh_sources",
+    "remove_source",
+    "source_chunks",
+    "walk_files",
+]

@@ -1,0 +1,102 @@
+// ctxmode plugin for OpenCode: forwards session events to `python -m ctxmode hook EVENT --agent opencode`.
+// Written by `ctxmode install opencode`; `ctxmode uninstall opencode` removes it, and reinstalling
+// overwrites local edits. OpenCode has no stdin/stdout hooks, so this file translates its plugin
+// hooks into the JSON payloads ctxmode's hook runner reads. It never throws: ctxmode fails open.
+import { spawn } from "node:child_process";
+
+const PYTHON = "__CTXMODE_PYTHON__";
+const TIMEOUT_MS = 10000;
+
+function runHook(event, payload) {
+  return new Promise((resolve) => {
+    let out = "";
+    let child;
+    try {
+      child = spawn(PYTHON, ["-m", "ctxmode", "hook", event, "--agent", "opencode"], {
+        stdio: ["pipe", "pipe", "ignore"],
+      });
+    } catch {
+      resolve(null);
+      return;
+    }
+    const timer = setTimeout(() => child.kill(), TIMEOUT_MS);
+    child.stdout.on("data", (chunk) => {
+      out += chunk;
+    });
+    child.on("error", () => {
+      clearTimeout(timer);
+      resolve(null);
+    });
+    child.on("close", () => {
+      clearTimeout(timer);
+      try {
+        resolve(out.trim() ? JSON.parse(out) : null);
+      } catch {
+        resolve(null);
+      }
+    });
+    child.stdin.on("error", () => {});
+    child.stdin.end(JSON.stringify(payload));
+  });
+}
+
+function additionalContext(result) {
+  const text = result && result.hookSpecificOutput && result.hookSpecificOutput.additionalContext;
+  return typeof text === "string" && text ? text : null;
+}
+
+export const CtxmodePlugin = async ({ directory, worktree }) => {
+  const cwd = directory || worktree;
+  const base = (sessionID, name) => ({ session_id: sessionID, cwd, hook_event_name: name });
+  return {
+    "tool.execute.before": async (input, output) => {
+      await runHook("pre-tool-use", {
+        ...base(input.sessionID, "PreToolUse"),
+        tool_name: input.tool,
+        tool_input: (output && output.args) || {},
+        tool_use_id: input.callID,
+      });
+    },
+    "tool.execute.after": async (input, output) => {
+      await runHook("post-tool-use", {
+        ...base(input.sessionID, "PostToolUse"),
+        tool_name: input.tool,
+        tool_input: input.args || {},
+        tool_use_id: input.callID,
+        tool_response: output ? output.output : null,
+      });
+    },
+    "chat.message": async (input, output) => {
+      const parts = (output && output.parts) || [];
+      const prompt = parts
+        .filter((part) => part && part.type === "text" && typeof part.text === "string")
+        .map((part) => part.text)
+        .join("\n");
+      if (prompt) {
+        await runHook("user-prompt-submit", { ...base(input.sessionID, "UserPromptSubmit"), prompt });
+      }
+    },
+    // Compaction: store the snapshot, then hand it to the compaction prompt so it survives.
+    "experimental.session.compacting": async (input, output) => {
+      await runHook("pre-compact", { ...base(input.sessionID, "PreCompact"), trigger: "auto" });
+      const restored = additionalContext(
+        await runHook("session-start", { ...base(input.sessionID, "SessionStart"), source: "compact" }),
+      );
+      if (restored && output && Array.isArray(output.context)) {
+        output.context.push(restored);
+      }
+    },
+    event: async ({ event }) => {
+      const props = (event && event.properties) || {};
+      const id = props.sessionID || (props.info && props.info.id);
+      if (!id) return;
+      if (event.type === "session.created") {
+        await runHook("session-start", { ...base(id, "SessionStart"), source: "startup" });
+      } else if (event.type === "session.idle") {
+        await runHook("stop", { ...base(id, "Stop"), stop_hook_active: false });
+      } else if (event.type === "session.deleted") {
+        await runHook("session-end", { ...base(id, "SessionEnd"), reason: "other" });
+      }
+    },
+  };
+};

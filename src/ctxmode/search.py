@@ -1,0 +1,517 @@
+"""Full-text search over contexts, session events and indexed document chunks.
+
+Pipeline (``search``):
+1. ``search_query.parse`` cuts the text into quoted terms (no user text reaches FTS5 syntax);
+2. up to three ranked lists from ``search_items``: BM25 on ``search_fts`` (porter, titles
+   weighted ``TITLE_WEIGHT`` times the body), BM25 on ``search_trigram`` (substrings, CJK runs of
+   3+ characters) and a substring scan for 1-2 character CJK terms;
+3. reciprocal rank fusion (``RRF_K`` = 60) of those lists;
+4. a rerank of the best ``RERANK_POOL`` by IDF-weighted term coverage, title match, term
+   proximity and phrase adjacency; superseded contexts are multiplied by ``SUPERSEDED_FACTOR``
+   and flagged;
+5. when nothing matched at all, each unknown word is corrected against the indexed vocabulary
+   (edit distance over ``fts5vocab``), the search runs again and ``corrected_query`` says so.
+
+Results are compact hits (id, title, short highlighted snippet, score) within ``budget_chars``;
+``get_items`` returns full text by id (progressive disclosure). Every string returned passes
+through ``redact`` again, whatever was stored. Ids are ``ctx:N`` (contexts), ``evt:N`` (events)
+and ``doc:N`` (document chunks), N being the row id in the owning table.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ctxmode import search_query as sq
+from ctxmode import search_rank as sr
+from ctxmode.errors import InvalidInput, NotFound
+from ctxmode.redact import redact
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from ctxmode.store import Store
+
+__all__ = ["Hit", "Item", "SearchResult", "get_items", "search"]
+
+RRF_K = 60
+#: BM25 column weights (title, body): a word in the title counts this many times more.
+TITLE_WEIGHT = 5.0
+BODY_WEIGHT = 1.0
+#: Fusion weights of the ranked lists; porter words are the most precise signal.
+ARM_WEIGHTS = {"porter": 1.0, "trigram": 0.6, "substring": 1.0}
+#: Candidates fetched from each ranked list.
+ARM_DEPTH = 200
+#: The best hit must cover this share of the query's IDF weight for a confident match.
+CONFIDENT_COVERAGE = 0.4
+MAX_LIMIT = 100
+MIN_BUDGET = 200
+#: Fixed cost charged per hit against the budget (ids, field names, punctuation).
+HIT_OVERHEAD = 90
+
+_PREFIX = {"context": "ctx", "event": "evt", "chunk": "doc"}
+_KIND = {v: k for k, v in _PREFIX.items()}
+_ID = re.compile(r"^\s*(ctx|evt|doc):(\d{1,18})\s*$")
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One compact search result; fetch its full text with ``get_items([hit.id])``."""
+
+    id: str
+    kind: str
+    title: str
+    source: str
+    type: str
+    created_at: int
+    snippet: str
+    score: float
+    superseded: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "title": self.title,
+            "source": self.source,
+            "type": self.type,
+            "created_at": self.created_at,
+            "snippet": self.snippet,
+            "score": round(self.score, 4),
+            "superseded": self.superseded,
+        }
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """Hits for one query. ``corrected_query`` is set when the query was spelled differently.
+
+    ``total`` counts every item that matched (before ``limit``); ``truncated`` says hits were
+    left out to stay within the budget or the limit; ``confident`` is False when even the best
+    hit covers less than half of what the query asks for (treat it as "no good match").
+    """
+
+    query: str
+    corrected_query: str | None
+    hits: tuple[Hit, ...]
+    total: int
+    truncated: bool
+    confident: bool = False
+
+    @property
+    def notice(self) -> str | None:
+        """A sentence for people when the query was corrected."""
+        if self.corrected_query is None:
+            return None
+        return f"no match for {self.query!r}; showing results for {self.corrected_query!r}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "corrected_query": self.corrected_query,
+            "notice": self.notice,
+            "total": self.total,
+            "truncated": self.truncated,
+            "confident": self.confident,
+            "hits": [h.to_dict() for h in self.hits],
+        }
+
+
+@dataclass(frozen=True)
+class Item:
+    """The full text of one searchable item (cut to the budget when ``truncated``)."""
+
+    id: str
+    kind: str
+    title: str
+    source: str
+    type: str
+    created_at: int
+    text: str
+    truncated: bool = False
+    superseded: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "title": self.title,
+            "source": self.source,
+            "type": self.type,
+            "created_at": self.created_at,
+            "text": self.text,
+            "truncated": self.truncated,
+            "superseded": self.superseded,
+        }
+
+
+# -- public entry points ------------------------------------------------------------------------
+
+
+def search(
+    store: Store,
+    query: str,
+    *,
+    limit: int = 10,
+    source: str | None = None,
+    type: str | None = None,
+    session_id: str | None = None,
+    task_id: int | None = None,
+    file_path: str | None = None,
+    since: int | None = None,
+    until: int | None = None,
+    budget_chars: int = 4000,
+) -> SearchResult:
+    """Search every indexed item; any text is a valid query (it is sanitised, never parsed).
+
+    Filters combine with AND: ``source`` label, item ``type`` (context type, event category or
+    chunk kind), ``session_id``, ``task_id`` and ``file_path`` (contexts linked to them), and
+    ``since``/``until`` (Unix seconds, inclusive) on the creation time.
+    """
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
+        raise InvalidInput(f"limit must be an integer from 1 to {MAX_LIMIT}, got {limit!r}")
+    if budget_chars < MIN_BUDGET:
+        raise InvalidInput(f"budget_chars must be at least {MIN_BUDGET}, got {budget_chars}")
+    text = query if isinstance(query, str) else ""
+    where, params = _filter_sql(store, source, type, session_id, task_id, file_path, since, until)
+    parsed = sq.parse(text)
+    if not parsed.terms:
+        return SearchResult(query=text, corrected_query=None, hits=(), total=0, truncated=False)
+    conn = store.conn
+    n_items = max(1, int(conn.execute("SELECT count(*) FROM search_items").fetchone()[0]))
+    df = _document_frequencies(conn, parsed, n_items)
+    fused = _fuse(conn, parsed, where, params)
+
+    def near(ids: list[int]) -> dict[int, list[int]]:
+        return _adjacent_chunks(conn, ids, where, params)
+
+    ranked, rows = sr.rerank(conn, parsed, fused, df, n_items, near)
+    corrected: str | None = None
+    if not _is_confident(ranked) or any(n == 0 for n in df.values()):
+        # Trigger: a word is found nowhere, or the best match is weak. Outcome: the corrected
+        # query replaces it only when its best hit covers more of the query, and says so.
+        better = _correct(conn, parsed, df)
+        if better is not None:
+            df2 = _document_frequencies(conn, better, n_items)
+            fused2 = _fuse(conn, better, where, params)
+            ranked2, rows2 = sr.rerank(conn, better, fused2, df2, n_items, near)
+            if ranked2 and (not ranked or ranked2[0].coverage > ranked[0].coverage):
+                parsed, fused, ranked, rows = better, fused2, ranked2, rows2
+                corrected = better.text
+    hits, truncated = _render_hits(parsed, ranked, rows, limit, budget_chars)
+    confident = _is_confident(ranked)
+    return SearchResult(
+        query=text,
+        corrected_query=corrected,
+        hits=tuple(hits),
+        total=len(fused),
+        truncated=truncated or len(fused) > len(hits),
+        confident=confident,
+    )
+
+
+def _is_confident(ranked: list[sr.Candidate]) -> bool:
+    return bool(ranked) and ranked[0].coverage >= CONFIDENT_COVERAGE
+
+
+def get_items(store: Store, ids: Sequence[str], budget_chars: int = 20000) -> list[Item]:
+    """Full text of items by id (``ctx:12``, ``evt:34``, ``doc:56``), in the order asked.
+
+    Texts are cut so that together they stay within ``budget_chars``; a cut item has
+    ``truncated=True`` and ends with a note saying how much was left out.
+    """
+    if isinstance(ids, str):
+        ids = [ids]
+    if not ids:
+        raise InvalidInput("give at least one id such as ctx:12, evt:34 or doc:56")
+    if budget_chars < MIN_BUDGET:
+        raise InvalidInput(f"budget_chars must be at least {MIN_BUDGET}, got {budget_chars}")
+    keys: list[tuple[str, str, int]] = []
+    for raw in ids:
+        m = _ID.match(str(raw))
+        if not m:
+            raise InvalidInput(
+                f"not an item id: {raw!r}; ids look like ctx:12, evt:34 or doc:56 "
+                "(as printed by search)"
+            )
+        keys.append((f"{m.group(1)}:{int(m.group(2))}", _KIND[m.group(1)], int(m.group(2))))
+    rows: dict[str, sqlite3.Row | tuple[Any, ...]] = {}
+    missing = []
+    for key, kind, ref in keys:
+        row = store.conn.execute(
+            sr.ROW_SQL + " WHERE s.item_kind = ? AND s.ref_id = ?", (kind, ref)
+        ).fetchone()
+        if row is None:
+            missing.append(key)
+        else:
+            rows[key] = row
+    if missing:
+        raise NotFound(
+            f"no item {', '.join(missing)}; run a search to get current ids "
+            "(they change when a source is re-indexed)"
+        )
+    items: list[Item] = []
+    remaining = budget_chars
+    for key, _kind, _ref in keys:
+        _rid, kind, _ref_id, title, body, source, typ, created, superseded = rows[key]
+        text = redact(str(body))
+        cut = False
+        room = max(0, remaining - len(str(title)) - HIT_OVERHEAD)
+        if len(text) > room:
+            left = len(text) - room
+            text = text[:room] + (
+                f"\n[... {left} more characters not shown; ask for this id alone or with a "
+                "larger budget]"
+            )
+            cut = True
+        remaining -= len(text) + len(str(title)) + HIT_OVERHEAD
+        items.append(
+            Item(
+                id=key,
+                kind=str(kind),
+                title=redact(str(title)),
+                source=redact(str(source)),
+                type=str(typ),
+                created_at=int(created),
+                text=text,
+                truncated=cut,
+                superseded=superseded is not None,
+            )
+        )
+    return items
+
+
+# -- filters ------------------------------------------------------------------------------------
+
+
+def _filter_sql(
+    store: Store,
+    source: str | None,
+    type: str | None,
+    session_id: str | None,
+    task_id: int | None,
+    file_path: str | None,
+    since: int | None,
+    until: int | None,
+) -> tuple[str, list[Any]]:
+    """SQL conditions on ``search_items s`` (a leading `` AND `` per condition) and parameters."""
+    parts: list[str] = []
+    params: list[Any] = []
+    if source is not None:
+        parts.append("s.source = ?")
+        params.append(source)
+    if type is not None:
+        parts.append("s.type = ?")
+        params.append(type)
+    if session_id is not None:
+        parts.append("s.session_id = ?")
+        params.append(session_id)
+    if task_id is not None:
+        from ctxmode.knowledge import _require_task
+
+        _require_task(store.conn, int(task_id))
+        parts.append(
+            "s.item_kind = 'context' AND s.ref_id IN "
+            "(SELECT context_id FROM context_task_map WHERE task_id = ?)"
+        )
+        params.append(int(task_id))
+    if file_path is not None:
+        from ctxmode.knowledge import normalize_path
+
+        rel = normalize_path(store, file_path)
+        # A folder matches the contexts of every file below it.
+        parts.append(
+            "s.item_kind = 'context' AND s.ref_id IN (SELECT m.context_id FROM context_file_map m "
+            "JOIN files f ON f.id = m.file_id WHERE f.path = ? OR substr(f.path, 1, ?) = ?)"
+        )
+        params.extend([rel, len(rel) + 1, rel.rstrip("/") + "/"])
+    for name, value in (("since", since), ("until", until)):
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+            raise InvalidInput(f"{name} must be Unix seconds (an integer), got {value!r}")
+    if since is not None:
+        parts.append("s.created_at >= ?")
+        params.append(since)
+    if until is not None:
+        parts.append("s.created_at <= ?")
+        params.append(until)
+    return "".join(f" AND ({p})" for p in parts), params
+
+
+# -- ranked lists and fusion --------------------------------------------------------------------
+
+
+def _fts_arm(
+    conn: sqlite3.Connection, table: str, expression: str, where: str, params: list[Any]
+) -> list[int]:
+    sql = (
+        f"SELECT s.id FROM {table} JOIN search_items s ON s.id = {table}.rowid "
+        f"WHERE {table} MATCH ?{where} "
+        f"ORDER BY bm25({table}, {TITLE_WEIGHT}, {BODY_WEIGHT}) LIMIT {ARM_DEPTH}"
+    )
+    return [int(r[0]) for r in conn.execute(sql, [expression, *params])]
+
+
+def _substring_arm(
+    conn: sqlite3.Connection, terms: tuple[str, ...], where: str, params: list[Any]
+) -> list[int]:
+    """Items containing short CJK terms, most terms (title counting double) first."""
+    score = " + ".join("(instr(s.title, ?) > 0) * 2 + (instr(s.body, ?) > 0)" for _ in terms)
+    any_match = " OR ".join("instr(s.title, ?) > 0 OR instr(s.body, ?) > 0" for _ in terms)
+    term_params = [t for t in terms for _ in (0, 1)]
+    sql = (
+        f"SELECT s.id, {score} AS sc FROM search_items s WHERE ({any_match}){where} "
+        f"ORDER BY sc DESC, s.created_at DESC LIMIT {ARM_DEPTH}"
+    )
+    return [int(r[0]) for r in conn.execute(sql, [*term_params, *term_params, *params])]
+
+
+def _fuse(
+    conn: sqlite3.Connection, parsed: sq.ParsedQuery, where: str, params: list[Any]
+) -> dict[int, float]:
+    """Reciprocal rank fusion: each list adds ``weight / (RRF_K + rank)`` to an item."""
+    arms: list[tuple[str, list[int]]] = []
+    porter = sq.porter_expression(parsed)
+    if porter:
+        arms.append(("porter", _fts_arm(conn, "search_fts", porter, where, params)))
+    trigram = sq.trigram_expression(parsed)
+    if trigram:
+        arms.append(("trigram", _fts_arm(conn, "search_trigram", trigram, where, params)))
+    short = sq.short_cjk_terms(parsed)
+    if short:
+        arms.append(("substring", _substring_arm(conn, short, where, params)))
+    fused: dict[int, float] = {}
+    for arm, ids in arms:
+        weight = ARM_WEIGHTS[arm]
+        for rank, row_id in enumerate(ids, start=1):
+            fused[row_id] = fused.get(row_id, 0.0) + weight / (RRF_K + rank)
+    return fused
+
+
+def _adjacent_chunks(
+    conn: sqlite3.Connection, ids: list[int], where: str, params: list[Any]
+) -> dict[int, list[int]]:
+    """Row ids of the chunks just before and after each chunk in ``ids`` (same source),
+    restricted to those that pass the filters."""
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    sql = (
+        "SELECT a.id, s.id FROM search_items a "
+        "JOIN chunks c ON a.item_kind = 'chunk' AND c.id = a.ref_id "
+        "JOIN chunks c2 ON c2.source_id = c.source_id AND c2.id != c.id "
+        "AND c2.ordinal BETWEEN c.ordinal - 1 AND c.ordinal + 1 "
+        "JOIN search_items s ON s.item_kind = 'chunk' AND s.ref_id = c2.id "
+        f"WHERE a.id IN ({marks}){where}"
+    )
+    out: dict[int, list[int]] = {}
+    for seed, neighbour in conn.execute(sql, [*ids, *params]):
+        out.setdefault(int(seed), []).append(int(neighbour))
+    return out
+
+
+def _document_frequencies(
+    conn: sqlite3.Connection, parsed: sq.ParsedQuery, n_items: int
+) -> dict[sq.Term, int]:
+    """How many items hold each term (porter words; trigram substrings for CJK)."""
+    df: dict[sq.Term, int] = {}
+    for term in parsed.terms:
+        if term.cjk and len(term.text) < 3:
+            df[term] = max(1, n_items // 10)  # a scan would cost more than the estimate is worth
+            continue
+        table = "search_trigram" if term.cjk else "search_fts"
+        row = conn.execute(
+            f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (sq.quote(term.text),)
+        ).fetchone()
+        df[term] = int(row[0])
+    return df
+
+
+# -- correction ---------------------------------------------------------------------------------
+
+
+def _correct(
+    conn: sqlite3.Connection, parsed: sq.ParsedQuery, df: dict[sq.Term, int]
+) -> sq.ParsedQuery | None:
+    """The query with each unknown word replaced by its nearest indexed word, if any changed."""
+    unknown = tuple(
+        t.text
+        for t in parsed.terms
+        if not t.cjk and df.get(t, 0) == 0 and sq.allowed_edits(t.text) > 0
+    )
+    if not unknown:
+        return None
+    replacements: dict[str, str] = {}
+    for word, stem in zip(unknown, sq.stems(conn, unknown), strict=True):
+        candidates = sq.vocabulary_candidates(conn, stem, sq.allowed_edits(word))
+        if candidates:
+            replacements[word] = _surface_form(conn, candidates[0][2])
+    if not replacements:
+        return None
+    terms = tuple(
+        sq.Term(replacements.get(t.text, t.text), t.cjk) if not t.cjk else t for t in parsed.terms
+    )
+    text = " ".join(t.text for t in terms)
+    return sq.ParsedQuery(text=text, terms=terms)
+
+
+def _surface_form(conn: sqlite3.Connection, stem: str) -> str:
+    """A word as written in the indexed text whose porter stem is ``stem`` (else the stem)."""
+    rows = conn.execute(
+        "SELECT s.title || ' ' || s.body FROM search_fts JOIN search_items s "
+        "ON s.id = search_fts.rowid WHERE search_fts MATCH ? LIMIT 5",
+        (sq.quote(stem),),
+    ).fetchall()
+    counts: dict[str, int] = {}
+    for (text,) in rows:
+        for tok in sq.tokens(str(text)):
+            if tok[:3] == stem[:3]:
+                counts[tok] = counts.get(tok, 0) + 1
+    words = sorted(counts, key=lambda w: (-counts[w], w))
+    for word, word_stem in zip(words, sq.stems(conn, tuple(words)), strict=True):
+        if word_stem == stem:
+            return word
+    return stem
+
+
+# -- rendering ----------------------------------------------------------------------------------
+
+
+def _render_hits(
+    parsed: sq.ParsedQuery,
+    ranked: list[sr.Candidate],
+    rows: dict[int, tuple[Any, ...]],
+    limit: int,
+    budget: int,
+) -> tuple[list[Hit], bool]:
+    hits: list[Hit] = []
+    used = 0
+    for cand in ranked[:limit]:
+        _rid, kind, ref_id, title, body, source, typ, created, superseded = rows[cand.row_id]
+        title_text = sr.clip(_SPACE.sub(" ", redact(str(title))).strip(), 120)
+        source_text = redact(str(source))
+        snippet = sr.snippet_for(parsed, redact(str(body)))
+        cost = len(title_text) + len(snippet) + len(source_text) + HIT_OVERHEAD
+        if used + cost > budget:
+            if hits:
+                return hits, True
+            snippet = sr.clip(snippet, max(0, budget - cost + len(snippet)))
+            cost = budget
+        used += cost
+        hits.append(
+            Hit(
+                id=f"{_PREFIX[str(kind)]}:{ref_id}",
+                kind=str(kind),
+                title=title_text,
+                source=source_text,
+                type=str(typ),
+                created_at=int(created),
+                snippet=snippet,
+                score=cand.score,
+                superseded=superseded is not None,
+            )
+        )
+    return hits, False

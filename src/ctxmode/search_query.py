@@ -1,0 +1,253 @@
+"""Turn any user text into safe FTS5 queries, and correct misspelled words.
+
+Invariants:
+- Every FTS5 expression built here quotes each token (``"tok"``), so user text never reaches the
+  FTS5 grammar: ``AND``/``OR``/``NOT``/``NEAR``, ``*``, ``^``, ``:``, parentheses and quotes are
+  plain words or separators. Tokens are cut from the text with the same notion of a word that
+  the ``unicode61`` tokenizer uses (letters and digits; everything else separates).
+- Runs of CJK characters are kept apart from Latin words: ``unicode61`` would index a whole CJK
+  run as one token, so CJK is searched through the trigram index (runs of 3+ characters, split
+  into overlapping trigrams) and, for runs of 1-2 characters that trigram cannot see, by a
+  substring scan.
+- Input is bounded: at most ``MAX_QUERY_CHARS`` characters and ``MAX_TERMS`` distinct terms
+  are looked at, so a 10k-character paste costs the same as a short query.
+
+Pure functions except ``stems``/``vocabulary_candidates``, which read SQLite.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import sqlite3
+from dataclasses import dataclass
+
+MAX_QUERY_CHARS = 2000
+MAX_TERMS = 24
+#: Shortest Latin word sent to the trigram index: as a substring, a 3-letter word matches far
+#: too much ("art" inside "start", "heart"); the porter index already has whole words.
+TRIGRAM_MIN_WORD = 4
+#: Longest CJK run kept as one term; longer runs are split so trigram pieces stay meaningful.
+MAX_CJK_RUN = 12
+
+_CJK = (
+    r"\u3040-\u30ff"  # hiragana, katakana
+    r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # CJK ideographs
+    r"\uac00-\ud7af"  # hangul syllables
+)
+TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
+_CJK_RUN = re.compile(rf"^[{_CJK}]+$")
+
+#: Function words that carry no topic. Question words are included: "when did X ..." asks about
+#: X, and the word "when" rarely appears in the answer.
+_STOPWORD_TEXT = """
+    a about above after again against all am an and any are aren as at be because been before
+    being below between both but by can cannot could couldn did didn do does doesn doing don
+    down during each few for from further had hadn has hasn have haven having he her here hers
+    herself him himself his how i if in into is isn it its itself just let me more most my
+    myself no nor not now of off on once only or other ought our ours ourselves out over own
+    same shan she should shouldn so some such than that the their theirs them themselves then
+    there these they this those through to too under until up very was wasn we were weren what
+    when where which while who whom why will with won would wouldn you your yours yourself
+    yourselves s t d ll m re ve y ever also get got tell us thing things kind
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+
+@dataclass(frozen=True)
+class Term:
+    """One query term: a lowercase Latin word, or a CJK run (``cjk=True``)."""
+
+    text: str
+    cjk: bool = False
+
+
+@dataclass(frozen=True)
+class ParsedQuery:
+    """A query cut into terms; ``terms`` keeps the order of first appearance (for adjacency)."""
+
+    text: str
+    terms: tuple[Term, ...]
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        return tuple(t.text for t in self.terms if not t.cjk)
+
+    @property
+    def cjk(self) -> tuple[str, ...]:
+        return tuple(t.text for t in self.terms if t.cjk)
+
+
+def tokens(text: str) -> list[str]:
+    """Lowercase word tokens and CJK runs of ``text``, in order."""
+    return [m.group(0).lower() for m in TOKEN.finditer(text)]
+
+
+def is_cjk(token: str) -> bool:
+    return bool(_CJK_RUN.match(token))
+
+
+def parse(text: str) -> ParsedQuery:
+    """Cut ``text`` into distinct terms; stopwords are dropped unless nothing else is left."""
+    text = (text or "")[:MAX_QUERY_CHARS]
+    raw: list[Term] = []
+    for tok in tokens(text):
+        if is_cjk(tok):
+            for i in range(0, len(tok), MAX_CJK_RUN):
+                raw.append(Term(tok[i : i + MAX_CJK_RUN], cjk=True))
+        else:
+            raw.append(Term(tok))
+    seen: set[Term] = set()
+    distinct = [t for t in raw if not (t in seen or seen.add(t))]  # type: ignore[func-returns-value]
+    content = [t for t in distinct if t.cjk or t.text not in STOPWORDS]
+    chosen = content or distinct
+    return ParsedQuery(text=text, terms=tuple(chosen[:MAX_TERMS]))
+
+
+def quote(token: str) -> str:
+    """An FTS5 string literal: the token taken verbatim, never as syntax."""
+    return '"' + token.replace('"', '""') + '"'
+
+
+def trigrams(run: str) -> list[str]:
+    """Overlapping 3-character pieces of a CJK run (the run itself when shorter)."""
+    if len(run) <= 3:
+        return [run]
+    return [run[i : i + 3] for i in range(len(run) - 2)]
+
+
+def porter_expression(query: ParsedQuery) -> str | None:
+    """OR of the quoted Latin words for the ``porter unicode61`` index (BM25 ranks overlap)."""
+    words = query.words
+    return " OR ".join(quote(w) for w in words) if words else None
+
+
+def trigram_expression(query: ParsedQuery) -> str | None:
+    """OR of quoted pieces of 3+ characters for the trigram index (substrings, CJK)."""
+    parts: list[str] = []
+    for term in query.terms:
+        if term.cjk:
+            if len(term.text) >= 3:
+                parts.extend(trigrams(term.text))
+        elif len(term.text) >= TRIGRAM_MIN_WORD:
+            parts.append(term.text)
+    unique = list(dict.fromkeys(parts))
+    return " OR ".join(quote(p) for p in unique) if unique else None
+
+
+def short_cjk_terms(query: ParsedQuery) -> tuple[str, ...]:
+    """CJK terms of 1-2 characters: too short for the trigram index, found by substring scan."""
+    return tuple(t for t in query.cjk if len(t) < 3)
+
+
+@functools.lru_cache(maxsize=65536)
+def light_stem(word: str) -> str:
+    """A cheap English suffix stripper for matching query words inside result text.
+
+    Deliberately rougher than porter: it only has to make "painted", "painting" and "paints"
+    meet "paint" when reranking a few dozen candidates in Python.
+    """
+    if len(word) <= 3 or not word.isascii():
+        return word
+    for suffix, repl in (
+        ("ingly", ""),
+        ("edly", ""),
+        ("ies", "y"),
+        ("ied", "y"),
+        ("ing", ""),
+        ("ed", ""),
+        ("es", ""),
+        ("s", ""),
+        ("ly", ""),
+    ):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            if suffix == "s" and word.endswith("ss"):
+                break
+            word = word[: len(word) - len(suffix)] + repl
+            break
+    if len(word) > 4 and word[-1] == word[-2] and word[-1] not in "aeiousl":
+        word = word[:-1]
+    if len(word) > 4 and word.endswith("e"):
+        word = word[:-1]
+    return word
+
+
+def edit_distance(a: str, b: str, limit: int) -> int:
+    """Levenshtein distance of ``a`` and ``b``, or ``limit + 1`` once it must exceed ``limit``."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        current = [i]
+        best = i
+        for j, cb in enumerate(b, start=1):
+            cost = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb))
+            current.append(cost)
+            best = min(best, cost)
+        if best > limit:
+            return limit + 1
+        previous = current
+    return previous[-1]
+
+
+def allowed_edits(word: str) -> int:
+    """How many edits a correction may make: none for short words, 1 up to 7 letters, then 2."""
+    if len(word) < 4:
+        return 0
+    return 1 if len(word) <= 7 else 2
+
+
+_STEM_TABLE = "ctxmode_stem"
+
+
+def stems(conn: sqlite3.Connection, words: tuple[str, ...]) -> list[str]:
+    """The porter stems the index uses for ``words`` (same order), computed by SQLite itself.
+
+    A temporary FTS5 table with the index's tokenizer holds the words for a moment; its
+    ``fts5vocab`` view lists the stems by position. Temporary objects live per connection and
+    never touch the project file.
+    """
+    if not words:
+        return []
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_STEM_TABLE} USING fts5("
+        "t, tokenize='porter unicode61 remove_diacritics 2')"
+    )
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_STEM_TABLE}_v "
+        f"USING fts5vocab(temp, {_STEM_TABLE}, instance)"
+    )
+    conn.execute(f"DELETE FROM temp.{_STEM_TABLE}")
+    conn.execute(f"INSERT INTO temp.{_STEM_TABLE}(rowid, t) VALUES (1, ?)", (" ".join(words),))
+    rows = conn.execute(f"SELECT term, offset FROM temp.{_STEM_TABLE}_v").fetchall()
+    conn.execute(f"DELETE FROM temp.{_STEM_TABLE}")
+    by_offset = {int(offset): str(term) for term, offset in rows}
+    return [by_offset.get(i, w) for i, w in enumerate(words)]
+
+
+def vocabulary_candidates(
+    conn: sqlite3.Connection, stem: str, limit_edits: int
+) -> list[tuple[int, int, str]]:
+    """Indexed terms within ``limit_edits`` of ``stem``: ``(distance, -doc_count, term)`` sorted.
+
+    Reads the ``fts5vocab`` row view of ``search_fts`` (created in the temp schema, so the
+    project file is not changed); only terms of a similar length are compared.
+    """
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.ctxmode_vocab "
+        "USING fts5vocab(main, search_fts, row)"
+    )
+    rows = conn.execute(
+        "SELECT term, doc FROM temp.ctxmode_vocab WHERE length(term) BETWEEN ? AND ?",
+        (len(stem) - limit_edits, len(stem) + limit_edits),
+    ).fetchall()
+    found = []
+    for term, doc in rows:
+        term = str(term)
+        if term == stem or term.isdigit():
+            continue
+        distance = edit_distance(stem, term, limit_edits)
+        if distance <= limit_edits:
+            found.append((distance, -int(doc), term))
+    found.sort()
+    return found

@@ -1,0 +1,187 @@
+"""Indexing files, folders and content; refresh; .gitignore; binaries; redaction; the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+from ctxmode import InvalidInput, PathOutsideProject, Store
+from ctxmode.indexing import (
+    MAX_FILE_BYTES,
+    index_content,
+    index_path,
+    list_sources,
+    refresh_sources,
+    remove_source,
+    source_chunks,
+)
+
+
+def search_items(store: Store, source: str) -> list[str]:
+    rows = store.query(
+        "SELECT title FROM search_items WHERE item_kind = 'chunk' AND source = ? ORDER BY id",
+        (source,),
+    )
+    return [r["title"] for r in rows]
+
+
+@pytest.fixture
+def docs(project: Path) -> Path:
+    d = project / "docs"
+    (d / "sub").mkdir(parents=True)
+    (d / "guide.md").write_text("# Guide\nintro\n## Setup\nrun make\n", encoding="utf-8")
+    (d / "sub" / "api.py").write_text("def handler():\n    return 1\n", encoding="utf-8")
+    (d / "debug.log").write_text("noise\n", encoding="utf-8")
+    (d / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR")
+    (project / ".gitignore").write_text("*.log\n", encoding="utf-8")
+    (d / "sub" / ".gitignore").write_text("generated/\n", encoding="utf-8")
+    (d / "sub" / "generated").mkdir()
+    (d / "sub" / "generated" / "out.md").write_text("# Generated\n", encoding="utf-8")
+    return d
+
+
+def test_folder_is_one_source_and_chunks_reach_search(store: Store, docs: Path) -> None:
+    seen: list[tuple[int, int, str]] = []
+    report = index_path(store, str(docs), progress=lambda d, t, p: seen.append((d, t, p)))
+    (src,) = report.sources
+    assert src.label == "docs" and src.kind == "file" and src.files == 2
+    titles = search_items(store, "docs")
+    assert "docs/guide.md > Guide > Setup" in titles
+    assert "docs/sub/api.py > def handler" in titles
+    assert not any("debug.log" in t or "Generated" in t for t in titles)  # .gitignore
+    assert {s.path: s.reason for s in report.skipped} == {"docs/logo.png": "binary"}
+    assert seen[-1][0] == seen[-1][1] == 3 and {p for _, _, p in seen} >= {"docs/guide.md"}
+
+
+def test_reindexing_replaces_the_source(store: Store, docs: Path) -> None:
+    index_path(store, str(docs / "guide.md"), source="guide")
+    before = store.query("SELECT count(*) AS n FROM search_items")[0]["n"]
+    (docs / "guide.md").write_text("# Other\nnew\n", encoding="utf-8")
+    index_path(store, str(docs / "guide.md"), source="guide")
+    assert search_items(store, "guide") == ["Other"]
+    assert store.query("SELECT count(*) AS n FROM search_items")[0]["n"] == before - 1
+    assert len(list_sources(store)) == 1
+
+
+def test_refresh_reindexes_only_changed_files(store: Store, docs: Path) -> None:
+    (docs / "keep.md").write_text("# Keep\nsame\n", encoding="utf-8")
+    index_path(store, "docs")
+    keep_ids = [r["id"] for r in store.query("SELECT id FROM chunks WHERE path = 'docs/keep.md'")]
+    unchanged = refresh_sources(store)
+    assert [s.status for s in unchanged.sources] == ["unchanged"]
+    guide = docs / "guide.md"
+    guide.write_text("# Guide\nintro\n## Deploy\nship it\n", encoding="utf-8")
+    os.utime(guide, (guide.stat().st_atime, guide.stat().st_mtime + 5))
+    (docs / "new.md").write_text("# Fresh\nnew file\n", encoding="utf-8")
+    (docs / "sub" / "api.py").unlink()
+    report = refresh_sources(store)
+    assert [s.status for s in report.sources] == ["refreshed"]
+    titles = search_items(store, "docs")
+    assert "docs/guide.md > Guide > Deploy" in titles
+    assert "docs/guide.md > Guide > Setup" not in titles
+    assert "docs/new.md > Fresh" in titles
+    assert not any("api.py" in t for t in titles)
+    assert not store.query("SELECT 1 FROM chunks WHERE path = 'docs/sub/api.py'")
+    # The file that did not change kept its chunks (same rows, not re-inserted).
+    assert keep_ids == [
+        r["id"] for r in store.query("SELECT id FROM chunks WHERE path = 'docs/keep.md'")
+    ]
+
+
+def test_touched_but_identical_file_is_not_rechunked(store: Store, docs: Path) -> None:
+    index_path(store, "docs/guide.md")
+    ids = [r["id"] for r in store.query("SELECT id FROM chunks ORDER BY id")]
+    guide = docs / "guide.md"
+    os.utime(guide, (guide.stat().st_atime, guide.stat().st_mtime + 10))
+    assert refresh_sources(store).sources[0].status == "unchanged"
+    assert [r["id"] for r in store.query("SELECT id FROM chunks ORDER BY id")] == ids
+
+
+def test_refresh_drops_a_source_whose_file_vanished(store: Store, docs: Path) -> None:
+    index_path(store, "docs/guide.md")
+    (docs / "guide.md").unlink()
+    assert refresh_sources(store).sources[0].status == "removed"
+    assert list_sources(store) == []
+    assert search_items(store, "docs/guide.md") == []
+
+
+def test_paths_outside_the_project_are_refused(store: Store, project: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("# Secret plans\n", encoding="utf-8")
+    with pytest.raises(PathOutsideProject):
+        index_path(store, str(outside))
+    with pytest.raises(PathOutsideProject):
+        index_path(store, "../elsewhere.md")
+    (project / "link.md").symlink_to(outside)
+    with pytest.raises(PathOutsideProject):
+        index_path(store, "link.md")
+    # A symlink met during a folder walk is skipped, not followed out.
+    (project / "d").mkdir()
+    (project / "d" / "ok.md").write_text("# Fine\n", encoding="utf-8")
+    (project / "d" / "escape.md").symlink_to(outside)
+    report = index_path(store, "d")
+    assert report.sources[0].files == 1
+    assert any(s.path == "d/escape.md" for s in report.skipped)
+
+
+def test_secrets_are_redacted_and_env_files_masked(store: Store, project: Path) -> None:
+    (project / "notes.md").write_text(
+        "# Ops\nexport GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789\n", encoding="utf-8"
+    )
+    (project / ".env").write_text("DATABASE_URL=postgres://u:p@h/db\nPLAIN=hello\n")
+    index_path(store, "notes.md")
+    index_path(store, ".env")
+    stored = json.dumps(store.query("SELECT title, content FROM chunks").__repr__())
+    bodies = " ".join(r["content"] for r in store.query("SELECT content FROM chunks"))
+    assert "ghp_abc" not in bodies and "ghp_abc" not in stored
+    assert "postgres://" not in bodies and "hello" not in bodies
+    assert "DATABASE_URL=" in bodies
+
+
+def test_large_and_binary_files(store: Store, project: Path) -> None:
+    (project / "huge.txt").write_text("x" * (MAX_FILE_BYTES + 1))
+    with pytest.raises(InvalidInput, match="larger than"):
+        index_path(store, "huge.txt")
+    (project / "latin.txt").write_bytes("caf\xe9".encode("latin-1"))
+    with pytest.raises(InvalidInput, match="UTF-8"):
+        index_path(store, "latin.txt")
+    with pytest.raises(InvalidInput, match="neither"):
+        index_path(store, "missing.md")
+
+
+def test_index_content_and_remove(store: Store) -> None:
+    report = index_content(store, "# Runbook\nrestart the queue\n", "runbook")
+    assert report.chunks == 1
+    assert source_chunks(store, "runbook") == [("Runbook", "# Runbook\nrestart the queue")]
+    index_content(store, "plain replacement", "runbook")
+    assert len(source_chunks(store, "runbook")) == 1
+    assert remove_source(store, "runbook") and not remove_source(store, "runbook")
+    assert store.query("SELECT count(*) AS n FROM search_items")[0]["n"] == 0
+    with pytest.raises(InvalidInput):
+        index_content(store, "   ", "x")
+    with pytest.raises(InvalidInput):
+        index_content(store, "text", "")
+
+
+def test_search_finds_indexed_chunks(store: Store, docs: Path) -> None:
+    from ctxmode.search import search
+
+    index_path(store, "docs")
+    result = search(store, "make", source="docs")
+    assert result.hits and result.hits[0].title == "docs/guide.md > Guide > Setup"
+
+
+def test_cli_index_json_summary(project: Path, docs: Path) -> None:
+    proc = run_cli("index", "docs", "--json", cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["sources"][0]["label"] == "docs" and data["chunks"] >= 3
+    assert "\x1b" not in proc.stderr  # no progress bar when piped
+    again = run_cli("index", "docs/guide.md", "docs", "--source", "x", cwd=project)
+    assert again.returncode == 1 and "single PATH" in again.stderr
+    human = run_cli("sources", cwd=project)
+    assert "docs\tfile" in human.stdout
