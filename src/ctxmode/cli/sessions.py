@@ -89,8 +89,27 @@ def sessions_cmd(ctx: click.Context, limit: int, as_json: bool) -> None:
     emit(as_json, {"count": len(found), "sessions": [s.to_dict() for s in found]}, human)
 
 
+@click.command(
+    "hook",
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+    add_help_option=False,
+)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def hook_cmd(args: tuple[str, ...]) -> None:
+    """Run one agent hook: EVENT [--agent AGENT], the agent's JSON payload on stdin.
+
+    Agents call this (``ctxmode install AGENT`` sets it up); it always exits 0. The project is
+    the payload's working directory. ``ctxmode hook ...`` as the first words skips this CLI
+    entirely for speed; this command is the same runner for other spellings.
+    """
+    from ctxmode.hooks.runner import main
+
+    raise SystemExit(main(list(args)))
+
+
 def register(cli: click.Group) -> None:
     """Add this module's commands to the root group."""
+    cli.add_command(hook_cmd)
     cli.add_command(snapshot_cmd)
     cli.add_command(events_cmd)
     cli.add_command(sessions_cmd)
