@@ -178,7 +178,9 @@ def _convert(body: bytes, content_type: str, charset: str | None) -> tuple[str, 
     if mime in {"text/html", "application/xhtml+xml"} or (
         not mime and text.lstrip()[:15].lower().startswith(("<!doctype html", "<html"))
     ):
-        return html_to_markdown(text), "markdown"
+        # Redact the HTML itself too: the conversion drops unknown tags such as <private>
+        # and keeps their text, which redaction of the markdown could no longer recognise.
+        return html_to_markdown(redact(text)), "markdown"
     if mime == "application/json" or mime.endswith("+json"):
         return text, "json"
     if mime.startswith("text/") or not mime or mime in {"application/xml", "application/yaml"}:

@@ -41,7 +41,8 @@ _SECRET_NAME = (
 
 #: An unquoted assignment value that is code, not a literal: a call or subscript
 #: (``getpass.getpass()``, ``os.environ['X']``), a variable reference (``$TOKEN``, ``%PASS%``),
-#: a dotted name (``self.token``, ``settings.api_key``) or a small number (``MIN_LENGTH = 12``, at most 4 digits).
+#: a dotted name (``self.token``, ``settings.api_key``) or a number of at most 4 digits
+#: (``MIN_LENGTH = 12``).
 _CODE_VALUE = re.compile(
     r"^(?:[^\"']*[(\[{].*|[$%].*|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+\.?|\d{1,4})$"
 )
