@@ -168,3 +168,12 @@ def test_every_command_accepts_json(project: Path) -> None:
     for args in (["init"], ["query"], ["task", "list"], ["gc", "--dry-run"], ["db", "path"],
                  ["db", "status"]):  # fmt: skip
         cli_json(project, *args)
+
+
+def test_human_output_shows_control_characters_instead_of_obeying_them(project: Path) -> None:
+    cli_json(project, "add", "issue", "bad \x1b[31mred\x1b[0m text\x07")
+    shown = run_cli("show", "1", cwd=project).stdout
+    assert "\x1b" not in shown and "\x07" not in shown
+    assert "bad \\x1b[31mred\\x1b[0m text\\x07" in shown
+    # JSON output keeps the stored text exactly
+    assert cli_json(project, "show", "1")["content"] == "bad \x1b[31mred\x1b[0m text\x07"  # type: ignore[index]

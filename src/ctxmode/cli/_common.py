@@ -9,6 +9,7 @@ import sqlite3
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -116,3 +117,37 @@ def cli_path(path: str) -> str:
 
 def is_tty() -> bool:
     return sys.stderr.isatty()
+
+
+def parse_time(value: str | None, option: str) -> int | None:
+    """A time option: Unix seconds, or an ISO date/datetime (UTC when no zone is given)."""
+    if value is None:
+        return None
+    text = value.strip()
+    if text.lstrip("-").isdigit():
+        return int(text)
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise click.BadParameter(
+            "use Unix seconds or an ISO date such as 2026-03-01 or 2026-03-01T12:00",
+            param_hint=option,
+        ) from exc
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return int(parsed.timestamp())
+
+
+def format_time(ts: int | None) -> str:
+    """Unix seconds as ``YYYY-MM-DD HH:MM`` (UTC) for human output; ``-`` when unset."""
+    if not ts:
+        return "-"
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M")
+
+
+_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F)}
+
+
+def printable(text: str) -> str:
+    """Stored text for a terminal: control characters (escape sequences) shown, not obeyed."""
+    return text.translate(_CONTROL)

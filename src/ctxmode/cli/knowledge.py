@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 import time
-from datetime import UTC, datetime
 from typing import Any
 
 import click
@@ -15,9 +14,12 @@ from ctxmode import config
 from ctxmode.cli._common import (
     cli_path,
     emit,
+    format_time,
     handle_errors,
     json_option,
     parse_json_object,
+    parse_time,
+    printable,
     state,
 )
 from ctxmode.cli._progress import working
@@ -27,31 +29,6 @@ from ctxmode.schema import SCHEMA_VERSION
 from ctxmode.transfer import export_lines, import_lines
 
 console = Console()
-
-
-def _date(ts: int | None) -> str:
-    if not ts:
-        return "-"
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M")
-
-
-def parse_time(value: str | None) -> int | None:
-    """``--now``: Unix seconds, or an ISO date/datetime (UTC when no zone is given)."""
-    if value is None:
-        return None
-    text = value.strip()
-    if text.lstrip("-").isdigit():
-        return int(text)
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError as exc:
-        raise click.BadParameter(
-            "use Unix seconds or an ISO date such as 2026-03-01 or 2026-03-01T12:00",
-            param_hint="--now",
-        ) from exc
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return int(parsed.timestamp())
 
 
 @click.command("init")
@@ -231,9 +208,9 @@ def query_cmd(
         table = Table("id", "type", "updated", "via", "content", show_lines=False)
         for item in result.items:
             c = item.context
-            text = c.content if len(c.content) <= 100 else c.content[:99] + "…"
+            text = printable(c.content if len(c.content) <= 100 else c.content[:99] + "…")
             flag = " [stale]" if c.stale else ""
-            table.add_row(str(c.id), c.type, _date(c.updated_at), item.via, text + flag)
+            table.add_row(str(c.id), c.type, format_time(c.updated_at), item.via, text + flag)
         console.print(table)
 
     emit(as_json, result.to_dict(), human)
@@ -253,8 +230,8 @@ def show_cmd(ctx: click.Context, context_id: int, as_json: bool) -> None:
         c = detail.context
         click.echo(f"#{c.id} {c.type} ({c.scope}, owner {c.owner})")
         click.echo(
-            f"created {_date(c.created_at)}  updated {_date(c.updated_at)}  "
-            f"read {c.access_count}x, last {_date(c.last_accessed_at)}"
+            f"created {format_time(c.created_at)}  updated {format_time(c.updated_at)}  "
+            f"read {c.access_count}x, last {format_time(c.last_accessed_at)}"
         )
         if c.superseded_by:
             click.echo(f"superseded by #{c.superseded_by}")
@@ -267,7 +244,7 @@ def show_cmd(ctx: click.Context, context_id: int, as_json: bool) -> None:
         for f in detail.files:
             click.echo(f"file {f.path} ({f.relation})")
         click.echo("")
-        click.echo(c.content)
+        click.echo(printable(c.content))
 
     emit(as_json, detail.to_dict(), human)
 
@@ -385,7 +362,7 @@ def task_list(ctx: click.Context, status: str | None, as_json: bool) -> None:
 @handle_errors
 def gc_cmd(ctx: click.Context, dry_run: bool, now_text: str | None, as_json: bool) -> None:
     """Apply the retention rules (expire, archive) and report counts per type."""
-    now = parse_time(now_text)
+    now = parse_time(now_text, "--now")
     with state(ctx).store() as store, working("Applying retention rules", quiet=as_json):
         report = store.cleanup(now=now, dry_run=dry_run)
 

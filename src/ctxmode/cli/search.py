@@ -2,35 +2,18 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import click
 
-from ctxmode.cli._common import cli_path, emit, handle_errors, json_option, state
+from ctxmode.cli._common import (
+    cli_path,
+    emit,
+    format_time,
+    handle_errors,
+    json_option,
+    parse_time,
+    state,
+)
 from ctxmode.search import get_items, search
-
-
-def _date(ts: int) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d") if ts else "-"
-
-
-def _unix(value: str | None, option: str) -> int | None:
-    """Unix seconds, or an ISO date/datetime (UTC when no zone is given)."""
-    if value is None:
-        return None
-    text = value.strip()
-    if text.lstrip("-").isdigit():
-        return int(text)
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError as exc:
-        raise click.BadParameter(
-            "use Unix seconds or an ISO date such as 2026-03-01 or 2026-03-01T12:00",
-            param_hint=option,
-        ) from exc
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return int(parsed.timestamp())
 
 
 @click.command("search")
@@ -67,7 +50,7 @@ def search_cmd(
 
     Prints compact hits (id, title, snippet); read one in full with `ctxmode get ID`.
     """
-    start, end = _unix(since, "--since"), _unix(until, "--until")
+    start, end = parse_time(since, "--since"), parse_time(until, "--until")
     with state(ctx).store() as store:
         result = search(
             store,
@@ -94,7 +77,7 @@ def search_cmd(
         for hit in result.hits:
             flag = " (superseded)" if hit.superseded else ""
             click.echo(
-                f"{hit.id:<10} {hit.type:<10} {_date(hit.created_at)}  {hit.title}{flag}"
+                f"{hit.id:<10} {hit.type:<10} {format_time(hit.created_at)}  {hit.title}{flag}"
                 f"  [{hit.source}]"
             )
             click.echo(f"    {hit.snippet}")
@@ -121,7 +104,9 @@ def get_cmd(ctx: click.Context, ids: tuple[str, ...], budget: int, as_json: bool
     def human() -> None:
         for item in items:
             flag = " (superseded)" if item.superseded else ""
-            click.echo(f"== {item.id} {item.type} {_date(item.created_at)} [{item.source}]{flag}")
+            click.echo(
+                f"== {item.id} {item.type} {format_time(item.created_at)} [{item.source}]{flag}"
+            )
             click.echo(item.text)
 
     emit(as_json, {"items": [i.to_dict() for i in items]}, human)

@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import click
 
 from ctxmode import sessions as sessions_core
 from ctxmode import snapshot as snapshot_core
-from ctxmode.cli._common import emit, handle_errors, json_option, state
-
-
-def _date(ts: int | None) -> str:
-    if not ts:
-        return "-"
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M")
+from ctxmode.cli._common import emit, format_time, handle_errors, json_option, state
 
 
 @click.command("snapshot")
@@ -60,7 +52,7 @@ def events_cmd(
         for e in found:
             summary = " ".join(f"{k}={v}" for k, v in e.data.items())
             click.echo(
-                f"#{e.id} {_date(e.created_at)} P{e.priority} {e.category}/{e.type} {summary}"
+                f"#{e.id} {format_time(e.created_at)} P{e.priority} {e.category}/{e.type} {summary}"
             )
 
     emit(as_json, {"count": len(found), "events": [e.to_dict() for e in found]}, human)
@@ -80,9 +72,9 @@ def sessions_cmd(ctx: click.Context, limit: int, as_json: bool) -> None:
         if not found:
             click.echo("No sessions.", err=True)
         for s in found:
-            ended = f" ended {_date(s.ended_at)}" if s.ended_at else ""
+            ended = f" ended {format_time(s.ended_at)}" if s.ended_at else ""
             click.echo(
-                f"{s.session_id} {s.agent} last {_date(s.last_event_at)} "
+                f"{s.session_id} {s.agent} last {format_time(s.last_event_at)} "
                 f"events={s.event_count} compactions={s.compact_count}{ended}"
             )
 
