@@ -16,7 +16,6 @@ import html
 import random
 import sys
 import tempfile
-from dataclasses import replace
 from pathlib import Path
 
 from ctxmode import Store, sessions, snapshot
@@ -37,8 +36,7 @@ class Script:
     def tool(self, tool: str, inp: dict[str, object], fail: str | None = None) -> None:
         self.n += 1
         kind = "post_tool_use_failure" if fail else "post_tool_use"
-        ev = replace(
-            self.base,
+        ev = self.base._replace(
             kind=kind,
             tool_name=tool,
             tool_input=inp,
@@ -49,7 +47,7 @@ class Script:
 
     def prompt(self, text: str) -> None:
         self.n += 1
-        ev = replace(self.base, kind="user_prompt", prompt=text)
+        ev = self.base._replace(kind="user_prompt", prompt=text)
         sessions.record(self.store, ev, extract(ev), idempotency_key=f"k{self.n}")
 
     def fact(self, tier: int, kind: str, marker: str) -> None:

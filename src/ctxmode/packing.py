@@ -30,6 +30,8 @@ SENTENCE_CHARS = 80
 
 def estimate_tokens(text: str) -> int:
     """Estimated tokens of ``text`` (see the module docstring)."""
+    if text.isascii():
+        return (len(text) + 3) // 4
     cjk = len(_CJK.findall(text))
     other = len(text) - cjk
     return cjk + (other + 3) // 4
