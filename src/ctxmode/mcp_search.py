@@ -162,6 +162,9 @@ def register(server: MCPServer[Any], call: Any) -> None:
         file_path: Annotated[str | None, Field(description="Contexts of this file.")] = None,
         since: Annotated[int | None, Field(description="Unix seconds.")] = None,
         until: Annotated[int | None, Field(description="Unix seconds.")] = None,
+        budget_chars: Annotated[
+            int, Field(ge=MIN_BUDGET, le=100_000, description="Shared by all queries.")
+        ] = SEARCH_BUDGET,
     ) -> Annotated[CallToolResult, SearchOut]:
         results = await call(
             search_many,
@@ -174,6 +177,7 @@ def register(server: MCPServer[Any], call: Any) -> None:
             file_path=file_path,
             since=since,
             until=until,
+            budget_chars=budget_chars,
         )
         return _result(*_render_search(results))
 
