@@ -516,6 +516,12 @@ def test_status_flags_vscode_running_claude_hooks_too(project: Path, home: Path)
     assert st.hooks_installed and any("twice" in p for p in st.problems)
 
 
+def test_claude_code_alone_does_not_warn_about_vscode(project: Path, home: Path) -> None:
+    inst.install("claude-code", project_root=project, home=home)
+    st = inst.status("vscode", project_root=project, home=home)
+    assert not st.hooks_installed and st.problems == ()
+
+
 # --- the installed commands really run --------------------------------------------------------
 
 

@@ -496,7 +496,9 @@ def status(agent: str, *, project_root: Path, home: Path | None = None) -> Agent
             problems.append(f"{python} is a pyenv shim (slow); reinstall from the venv's python")
         elif not (os.path.isfile(python) and os.access(python, os.X_OK)):
             problems.append(f"interpreter {python} does not exist; reinstall ctxmode's hooks")
-    _agent_notes(agent, root, home_path, problems)
+    if hooks_ok or mcp_ok:
+        # Only an agent that has ctxmode's entries can be stopped (or doubled) by its settings.
+        _agent_notes(agent, root, home_path, problems)
     interpreter = pythons[0] if pythons else None
     exists = (
         interpreter is not None and os.path.isfile(interpreter) and os.access(interpreter, os.X_OK)
