@@ -111,21 +111,27 @@ def _finding_from_object(obj: Any) -> dict[str, Any] | None:
 _PATH_IN_TEXT = re.compile(r"((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,5})(?::(\d+))?\b")
 
 
+def _json_list(text: str, what: str, keys: tuple[str, ...]) -> list[Any]:
+    """A JSON list, or the list under the first of ``keys`` in a JSON object."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(
+            f"{what} file is not valid JSON ({exc.msg}, line {exc.lineno})"
+        ) from None
+    if isinstance(data, dict):
+        data = next((data[k] for k in keys if data.get(k)), [])
+    if not isinstance(data, list):
+        raise InvalidInput(f'{what} JSON must be a list or {{"{keys[0]}": [...]}}')
+    return data
+
+
 def parse_findings(text: str) -> list[dict[str, Any]]:
     """Findings from JSON (a list, or ``{"findings": [...]}``) or markdown (one per bullet or
     per heading section). Each is ``{"text", "file", "line", "severity"}``."""
     stripped = text.strip()
     if stripped[:1] in {"[", "{"}:
-        try:
-            data = json.loads(stripped)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(
-                f"findings file is not valid JSON ({exc.msg}, line {exc.lineno})"
-            ) from None
-        if isinstance(data, dict):
-            data = data.get("findings") or data.get("issues") or data.get("comments") or []
-        if not isinstance(data, list):
-            raise InvalidInput('findings JSON must be a list or {"findings": [...]}')
+        data = _json_list(stripped, "findings", ("findings", "issues", "comments"))
         return [f for f in (_finding_from_object(o) for o in data) if f]
     findings: list[dict[str, Any]] = []
     bullets = re.findall(r"(?m)^[-*+] (?!\[[ xX]\])(.+(?:\n(?![-*+] |#)[ \t]+\S.*)*)", text)
@@ -233,16 +239,7 @@ def parse_tasks(text: str) -> list[TaskSpec]:
     """Tasks from JSON (a list or ``{"tasks": [...]}``) or a markdown checklist."""
     stripped = text.strip()
     if stripped[:1] in {"[", "{"}:
-        try:
-            data = json.loads(stripped)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(
-                f"task file is not valid JSON ({exc.msg}, line {exc.lineno})"
-            ) from None
-        if isinstance(data, dict):
-            data = data.get("tasks") or []
-        if not isinstance(data, list):
-            raise InvalidInput('task JSON must be a list or {"tasks": [...]}')
+        data = _json_list(stripped, "task", ("tasks",))
         return [t for t in (_task_from_object(o) for o in data) if t is not None]
     # Markdown: indentation decides nesting; each entry is (indent, name, status, children).
     roots: list[tuple[int, str, str, list[Any]]] = []
