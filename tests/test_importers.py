@@ -123,3 +123,14 @@ def test_cli_import_commands(project: Path) -> None:
     assert out.returncode == 0 and "1 created" in out.stdout
     missing = run_cli("import-tasks", "nope.md", cwd=project)
     assert missing.returncode == 1 and "Error:" in missing.stderr
+
+
+def test_malformed_json_lists_give_clear_errors() -> None:
+    from ctxmode.importers import parse_findings
+
+    with pytest.raises(InvalidInput, match="findings file is not valid JSON"):
+        parse_findings("[{oops")
+    with pytest.raises(InvalidInput, match='task JSON must be a list or {"tasks"'):
+        parse_tasks('{"tasks": 3}')
+    assert parse_tasks('{"tasks": [{"name": "a"}]}')[0].name == "a"
+    assert parse_findings('{"issues": [{"text": "no sync IO in handlers"}]}')[0]["text"]
