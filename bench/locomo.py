@@ -12,7 +12,12 @@ Hit@k = share of questions with at least one evidence turn in the top k; MRR = m
 rank of the first evidence turn (0 when none in the top 10). Category 5 (adversarial, the answer
 does not exist) is reported separately.
 
+Tuning guard: ranking changes are tuned on conversations 0-4 only; the overall rows of the
+tuning half (0-4) and the held-out half (5-9) are printed separately so that a gain that does not
+carry over to unseen conversations shows up as a gap between the two.
+
 Usage: .venv/bin/python bench/locomo.py [--data ../shared/bench-data/locomo] [--limit 10]
+       [--convs 0-4]  (only those conversations, e.g. for quick tuning runs)
 Data is read in place and never copied. Target: R@5 >= 0.85 on the audited evidence.
 """
 
@@ -36,6 +41,8 @@ REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO.parent / "shared" / "bench-data" / "locomo"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 _EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
+#: Conversation halves: ranking is tuned on the first, the second is held out.
+SPLITS = {"tune 0-4": range(5), "held-out 5-9": range(5, 10)}
 
 
 def parse_date(text: str) -> int:
@@ -144,7 +151,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--limit", type=int, default=10)
+    parser.add_argument(
+        "--convs", default="0-9", help="conversation indexes to run, e.g. 0-4 or 5-9 (default all)"
+    )
     args = parser.parse_args(argv)
+    lo, _, hi = args.convs.partition("-")
+    wanted = range(int(lo), int(hi or lo) + 1)
     source = args.data / "locomo10.json"
     if not source.exists():
         print(f"skipped: {source} not found (LoCoMo data lives in ../shared/bench-data)")
@@ -155,9 +167,13 @@ def main(argv: list[str] | None = None) -> int:
         by_chunk = ingest(store, conversations)
         ingest_s = time.perf_counter() - t0
         original, fixed, adversarial = Scores(), Scores(), Scores()
+        halves = {name: (Scores(), Scores()) for name in SPLITS}
         latencies: list[float] = []
         skipped = 0
         for index, conv in enumerate(conversations):
+            if index not in wanted:
+                continue
+            half = next(name for name, span in SPLITS.items() if index in span)
             label = f"locomo:{conv['sample_id']}"
             corrections = audited(args.data, index, conv["qa"])
             for qi, qa in enumerate(conv["qa"]):
@@ -180,8 +196,10 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 if gold:
                     original.add(group, ranked, gold)
+                    halves[half][0].add(group, ranked, gold)
                 if gold_fixed:
                     fixed.add(group, ranked, gold_fixed)
+                    halves[half][1].add(group, ranked, gold_fixed)
         print(
             f"LoCoMo-10: {len(by_chunk)} turns indexed in {ingest_s:.2f} s; "
             f"{len(latencies)} searches, median {statistics.median(latencies) * 1000:.2f} ms, "
@@ -190,6 +208,17 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(original.table("original evidence (categories 1-4)"))
         print(fixed.table("audited evidence (categories 1-4; errors_conv_N correct_evidence)"))
+        print("overall by half (tuned on conversations 0-4; 5-9 held out)")
+        print(f"  {'half':<24}{'n':>6}{'R@1':>8}{'R@5':>8}{'R@10':>8}{'MRR':>8}")
+        for name, pair in halves.items():
+            for key, scores in zip(("original", "audited"), pair, strict=True):
+                rows = scores.rows.get("overall")
+                if rows:
+                    m = [statistics.fmean(col) for col in zip(*rows, strict=True)]
+                    print(
+                        f"  {name + ' ' + key:<24}{len(rows):>6}"
+                        f"{m[0]:>8.3f}{m[1]:>8.3f}{m[2]:>8.3f}{m[6]:>8.3f}"
+                    )
         adv = adversarial.rows.get("overall")
         if adv:
             means = [statistics.fmean(col) for col in zip(*adv, strict=True)]

@@ -377,3 +377,29 @@ async def test_mcp_search_several_queries_and_get(project: Path) -> None:
         assert bad.is_error is True and "ctx:999" in bad.content[0].text
         empty = await c.call_tool("search", {"queries": []})
         assert empty.is_error is True
+
+
+def test_cached_store_data_follows_writes_on_the_same_connection(store: Store) -> None:
+    """Counts, frequencies, vocabulary and texts cached between searches never go stale."""
+    assert search(store, "zeppelin").hits == ()
+    cid = store.write_context("reference", "Airships\nthe zeppelin hangar is north").id
+    first = search(store, "zeppelin")
+    assert ids_of(first) == [f"ctx:{cid}"]
+    assert "hangar" in first.hits[0].snippet
+    store.update_context(cid, content="Airships\nthe zeppelin mooring mast")
+    again = search(store, "zeppelin")
+    assert "mooring" in again.hits[0].snippet and "hangar" not in again.hits[0].snippet
+    # Spelling correction reads the vocabulary, which must include words written since.
+    add_chunks(store, "more", [("Boats", "a catamaran crossed the bay")])
+    fixed = search(store, "catamarn")
+    assert fixed.corrected_query == "catamaran"
+
+
+def test_cached_store_data_follows_writes_by_another_connection(project: Path) -> None:
+    db = project / ".context" / "context.db"
+    with Store.open(db) as reader, Store.open(db) as writer:
+        add_chunks(writer, "plants", [("Trees", "a eucalyptus grove")])
+        assert search(reader, "quokkas").hits == ()  # reads the vocabulary: no such word yet
+        (cid,) = add_chunks(writer, "animals", [("Marsupials", "a quokka smiles")])
+        assert ids_of(search(reader, "quokka")) == [f"doc:{cid}"]
+        assert search(reader, "quokkka").corrected_query == "quokka"

@@ -4,13 +4,18 @@ Pipeline (``search``):
 1. ``search_query.parse`` cuts the text into quoted terms (no user text reaches FTS5 syntax);
 2. up to three ranked lists from ``search_items``: BM25 on ``search_fts`` (porter, titles
    weighted ``TITLE_WEIGHT`` times the body), BM25 on ``search_trigram`` (substrings, CJK runs of
-   3+ characters) and a substring scan for 1-2 character CJK terms;
+   3+ characters; Latin words found as whole words in ``TRIGRAM_SKIP_SHARE`` of the items are
+   left out, as the costliest and least useful part of that list) and a substring scan for 1-2
+   character CJK terms;
 3. reciprocal rank fusion (``RRF_K`` = 60) of those lists;
 4. a rerank of the best ``RERANK_POOL`` by IDF-weighted term coverage, title match, term
    proximity and phrase adjacency; superseded contexts are multiplied by ``SUPERSEDED_FACTOR``
    and flagged;
 5. when nothing matched at all, each unknown word is corrected against the indexed vocabulary
    (edit distance over ``fts5vocab``), the search runs again and ``corrected_query`` says so.
+
+Per-store data reused between queries (item count, term frequencies, vocabulary, tokenised
+and redacted item texts) lives in ``search_cache`` and is dropped as soon as the store changes.
 
 Results are compact hits (id, title, short highlighted snippet, score) within ``budget_chars``;
 ``get_items`` returns full text by id (progressive disclosure). Every string returned passes
@@ -25,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ctxmode import search_cache as sc
 from ctxmode import search_query as sq
 from ctxmode import search_rank as sr
 from ctxmode.errors import InvalidInput, NotFound
@@ -43,6 +49,10 @@ TITLE_WEIGHT = 5.0
 BODY_WEIGHT = 1.0
 #: Fusion weights of the ranked lists; porter words are the most precise signal.
 ARM_WEIGHTS = {"porter": 1.0, "trigram": 0.6, "substring": 1.0}
+#: A Latin word found as a whole word in this share of the items (and in at least
+#: ``TRIGRAM_SKIP_MIN_DF``) is left out of the trigram list.
+TRIGRAM_SKIP_SHARE = 0.1
+TRIGRAM_SKIP_MIN_DF = 50
 #: Candidates fetched from each ranked list.
 ARM_DEPTH = 200
 #: The best hit must cover this share of the query's IDF weight for a confident match.
@@ -182,27 +192,29 @@ def search(
     if not parsed.terms:
         return SearchResult(query=text, corrected_query=None, hits=(), total=0, truncated=False)
     conn = store.conn
-    n_items = max(1, int(conn.execute("SELECT count(*) FROM search_items").fetchone()[0]))
-    df = _document_frequencies(conn, parsed, n_items)
-    fused = _fuse(conn, parsed, where, params)
+    cache = sc.for_store(store)
+    n_items = cache.item_count(conn)
+    df = _document_frequencies(cache, conn, parsed, n_items)
+    fused = _fuse(conn, parsed, where, params, _trigram_skip(parsed, df, n_items))
 
-    def near(ids: list[int]) -> dict[int, list[int]]:
+    def near(ids: list[int]) -> dict[int, list[tuple[int, int]]]:
         return _adjacent_chunks(conn, ids, where, params)
 
-    ranked, rows = sr.rerank(conn, parsed, fused, df, n_items, near)
+    ranked, rows = sr.rerank(conn, parsed, fused, df, n_items, near, cache)
     corrected: str | None = None
     if not _is_confident(ranked) or any(n == 0 for n in df.values()):
         # Trigger: a word is found nowhere, or the best match is weak. Outcome: the corrected
         # query replaces it only when its best hit covers more of the query, and says so.
-        better = _correct(conn, parsed, df)
+        better = _correct(cache, conn, parsed, df)
         if better is not None:
-            df2 = _document_frequencies(conn, better, n_items)
-            fused2 = _fuse(conn, better, where, params)
-            ranked2, rows2 = sr.rerank(conn, better, fused2, df2, n_items, near)
+            df2 = _document_frequencies(cache, conn, better, n_items)
+            fused2 = _fuse(conn, better, where, params, _trigram_skip(better, df2, n_items))
+            ranked2, rows2 = sr.rerank(conn, better, fused2, df2, n_items, near, cache)
             if ranked2 and (not ranked or ranked2[0].coverage > ranked[0].coverage):
                 parsed, fused, ranked, rows = better, fused2, ranked2, rows2
                 corrected = better.text
-    hits, truncated = _render_hits(parsed, ranked, rows, limit, budget_chars)
+    cache.settle(conn)
+    hits, truncated = _render_hits(cache, parsed, ranked, rows, limit, budget_chars)
     confident = _is_confident(ranked)
     return SearchResult(
         query=text,
@@ -369,15 +381,33 @@ def _substring_arm(
     return [int(r[0]) for r in conn.execute(sql, [*term_params, *term_params, *params])]
 
 
+def _trigram_skip(parsed: sq.ParsedQuery, df: dict[sq.Term, int], n_items: int) -> frozenset[str]:
+    """Common Latin words: found as whole words in ``TRIGRAM_SKIP_SHARE`` of the items or more.
+
+    Phrase-matching the trigrams of a common word is the most expensive query of a search, and
+    for such a word the trigram list mostly repeats the porter list; rarer words keep their
+    substring matches ("tokenizer" inside "pretokenizers").
+    """
+    limit = max(TRIGRAM_SKIP_MIN_DF, TRIGRAM_SKIP_SHARE * n_items)
+    return frozenset(t.text for t in parsed.terms if not t.cjk and df.get(t, 0) >= limit)
+
+
 def _fuse(
-    conn: sqlite3.Connection, parsed: sq.ParsedQuery, where: str, params: list[Any]
+    conn: sqlite3.Connection,
+    parsed: sq.ParsedQuery,
+    where: str,
+    params: list[Any],
+    skip: frozenset[str] = frozenset(),
 ) -> dict[int, float]:
-    """Reciprocal rank fusion: each list adds ``weight / (RRF_K + rank)`` to an item."""
+    """Reciprocal rank fusion: each list adds ``weight / (RRF_K + rank)`` to an item.
+
+    Latin words in ``skip`` stay out of the trigram list (see ``_trigram_skip``).
+    """
     arms: list[tuple[str, list[int]]] = []
     porter = sq.porter_expression(parsed)
     if porter:
         arms.append(("porter", _fts_arm(conn, "search_fts", porter, where, params)))
-    trigram = sq.trigram_expression(parsed)
+    trigram = sq.trigram_expression(parsed, skip)
     if trigram:
         arms.append(("trigram", _fts_arm(conn, "search_trigram", trigram, where, params)))
     short = sq.short_cjk_terms(parsed)
@@ -393,28 +423,30 @@ def _fuse(
 
 def _adjacent_chunks(
     conn: sqlite3.Connection, ids: list[int], where: str, params: list[Any]
-) -> dict[int, list[int]]:
-    """Row ids of the chunks just before and after each chunk in ``ids`` (same source),
-    restricted to those that pass the filters."""
+) -> dict[int, list[tuple[int, int]]]:
+    """``(row id, offset)`` of the chunks just before (-1) and after (+1) each chunk in ``ids``
+    (same source), restricted to those that pass the filters."""
     if not ids:
         return {}
     marks = ",".join("?" * len(ids))
+    # "+a.item_kind": without the unary plus SQLite walks every chunk of the item_kind index
+    # instead of looking the few seed ids up by primary key.
     sql = (
-        "SELECT a.id, s.id FROM search_items a "
-        "JOIN chunks c ON a.item_kind = 'chunk' AND c.id = a.ref_id "
+        "SELECT a.id, s.id, c2.ordinal - c.ordinal FROM search_items a "
+        "JOIN chunks c ON +a.item_kind = 'chunk' AND c.id = a.ref_id "
         "JOIN chunks c2 ON c2.source_id = c.source_id AND c2.id != c.id "
         "AND c2.ordinal BETWEEN c.ordinal - 1 AND c.ordinal + 1 "
         "JOIN search_items s ON s.item_kind = 'chunk' AND s.ref_id = c2.id "
         f"WHERE a.id IN ({marks}){where}"
     )
-    out: dict[int, list[int]] = {}
-    for seed, neighbour in conn.execute(sql, [*ids, *params]):
-        out.setdefault(int(seed), []).append(int(neighbour))
+    out: dict[int, list[tuple[int, int]]] = {}
+    for seed, neighbour, offset in conn.execute(sql, [*ids, *params]):
+        out.setdefault(int(seed), []).append((int(neighbour), int(offset)))
     return out
 
 
 def _document_frequencies(
-    conn: sqlite3.Connection, parsed: sq.ParsedQuery, n_items: int
+    cache: sc.StoreCache, conn: sqlite3.Connection, parsed: sq.ParsedQuery, n_items: int
 ) -> dict[sq.Term, int]:
     """How many items hold each term (porter words; trigram substrings for CJK)."""
     df: dict[sq.Term, int] = {}
@@ -423,10 +455,7 @@ def _document_frequencies(
             df[term] = max(1, n_items // 10)  # a scan would cost more than the estimate is worth
             continue
         table = "search_trigram" if term.cjk else "search_fts"
-        row = conn.execute(
-            f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (sq.quote(term.text),)
-        ).fetchone()
-        df[term] = int(row[0])
+        df[term] = cache.doc_count(conn, table, sq.quote(term.text))
     return df
 
 
@@ -434,7 +463,10 @@ def _document_frequencies(
 
 
 def _correct(
-    conn: sqlite3.Connection, parsed: sq.ParsedQuery, df: dict[sq.Term, int]
+    cache: sc.StoreCache,
+    conn: sqlite3.Connection,
+    parsed: sq.ParsedQuery,
+    df: dict[sq.Term, int],
 ) -> sq.ParsedQuery | None:
     """The query with each unknown word replaced by its nearest indexed word, if any changed."""
     unknown = tuple(
@@ -445,10 +477,11 @@ def _correct(
     if not unknown:
         return None
     replacements: dict[str, str] = {}
-    for word, stem in zip(unknown, sq.stems(conn, unknown), strict=True):
-        candidates = sq.vocabulary_candidates(conn, stem, sq.allowed_edits(word))
+    vocab = cache.vocabulary(conn)
+    for word, stem in zip(unknown, _stems(cache, conn, unknown), strict=True):
+        candidates = sq.nearest_terms(vocab, stem, sq.allowed_edits(word))
         if candidates:
-            replacements[word] = _surface_form(conn, candidates[0][2])
+            replacements[word] = _surface_form(cache, conn, candidates[0][2])
     if not replacements:
         return None
     terms = tuple(
@@ -458,7 +491,15 @@ def _correct(
     return sq.ParsedQuery(text=text, terms=terms)
 
 
-def _surface_form(conn: sqlite3.Connection, stem: str) -> str:
+def _stems(cache: sc.StoreCache, conn: sqlite3.Connection, words: tuple[str, ...]) -> list[str]:
+    """Porter stems of ``words``, from the cache or computed by SQLite for the new ones."""
+    new = tuple(w for w in dict.fromkeys(words) if w not in cache.stems)
+    if new:
+        cache.stems.update(zip(new, sq.stems(conn, new), strict=True))
+    return [cache.stems[w] for w in words]
+
+
+def _surface_form(cache: sc.StoreCache, conn: sqlite3.Connection, stem: str) -> str:
     """A word as written in the indexed text whose porter stem is ``stem`` (else the stem)."""
     rows = conn.execute(
         "SELECT s.title || ' ' || s.body FROM search_fts JOIN search_items s "
@@ -471,7 +512,7 @@ def _surface_form(conn: sqlite3.Connection, stem: str) -> str:
             if tok[:3] == stem[:3]:
                 counts[tok] = counts.get(tok, 0) + 1
     words = sorted(counts, key=lambda w: (-counts[w], w))
-    for word, word_stem in zip(words, sq.stems(conn, tuple(words)), strict=True):
+    for word, word_stem in zip(words, _stems(cache, conn, tuple(words)), strict=True):
         if word_stem == stem:
             return word
     return stem
@@ -480,7 +521,19 @@ def _surface_form(conn: sqlite3.Connection, stem: str) -> str:
 # -- rendering ----------------------------------------------------------------------------------
 
 
+def _redacted(cache: sc.StoreCache, row_id: int, field: int, text: str) -> str:
+    """``redact(text)`` for one field of an item, kept in the store's cache between queries."""
+    key = (row_id, field)
+    out = cache.redacted.get(key)
+    if out is None:
+        out = redact(text)
+        cache.charge(len(text))
+        cache.redacted[key] = out
+    return out
+
+
 def _render_hits(
+    cache: sc.StoreCache,
     parsed: sq.ParsedQuery,
     ranked: list[sr.Candidate],
     rows: dict[int, tuple[Any, ...]],
@@ -491,9 +544,10 @@ def _render_hits(
     used = 0
     for cand in ranked[:limit]:
         _rid, kind, ref_id, title, body, source, typ, created, superseded = rows[cand.row_id]
-        title_text = sr.clip(_SPACE.sub(" ", redact(str(title))).strip(), 120)
-        source_text = redact(str(source))
-        snippet = sr.snippet_for(parsed, redact(str(body)))
+        row_id = cand.row_id
+        title_text = sr.clip(_SPACE.sub(" ", _redacted(cache, row_id, 0, str(title))).strip(), 120)
+        source_text = _redacted(cache, row_id, 2, str(source))
+        snippet = sr.snippet_for(parsed, _redacted(cache, row_id, 1, str(body)))
         cost = len(title_text) + len(snippet) + len(source_text) + HIT_OVERHEAD
         if used + cost > budget:
             if hits:

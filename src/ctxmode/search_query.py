@@ -122,14 +122,18 @@ def porter_expression(query: ParsedQuery) -> str | None:
     return " OR ".join(quote(w) for w in words) if words else None
 
 
-def trigram_expression(query: ParsedQuery) -> str | None:
-    """OR of quoted pieces of 3+ characters for the trigram index (substrings, CJK)."""
+def trigram_expression(query: ParsedQuery, skip: frozenset[str] = frozenset()) -> str | None:
+    """OR of quoted pieces of 3+ characters for the trigram index (substrings, CJK).
+
+    Latin words in ``skip`` are left out (the caller passes the words the porter index already
+    finds as whole words, where the trigram list would mostly repeat it at a higher cost).
+    """
     parts: list[str] = []
     for term in query.terms:
         if term.cjk:
             if len(term.text) >= 3:
                 parts.extend(trigrams(term.text))
-        elif len(term.text) >= TRIGRAM_MIN_WORD:
+        elif len(term.text) >= TRIGRAM_MIN_WORD and term.text not in skip:
             parts.append(term.text)
     unique = list(dict.fromkeys(parts))
     return " OR ".join(quote(p) for p in unique) if unique else None
@@ -241,13 +245,29 @@ def vocabulary_candidates(
         "SELECT term, doc FROM temp.ctxmode_vocab WHERE length(term) BETWEEN ? AND ?",
         (len(stem) - limit_edits, len(stem) + limit_edits),
     ).fetchall()
-    found = []
+    by_length: dict[int, list[tuple[str, int]]] = {}
     for term, doc in rows:
-        term = str(term)
-        if term == stem or term.isdigit():
-            continue
-        distance = edit_distance(stem, term, limit_edits)
-        if distance <= limit_edits:
-            found.append((distance, -int(doc), term))
+        if not str(term).isdigit():
+            by_length.setdefault(len(str(term)), []).append((str(term), int(doc)))
+    return nearest_terms(by_length, stem, limit_edits)
+
+
+def nearest_terms(
+    vocab: dict[int, list[tuple[str, int]]], stem: str, limit_edits: int
+) -> list[tuple[int, int, str]]:
+    """Terms of ``vocab`` (length -> [(term, doc count)]) within ``limit_edits`` of ``stem``.
+
+    Sorted as ``(distance, -doc_count, term)``; only terms of a similar length are compared,
+    and a term sharing no letter with ``stem`` beyond what the edits allow is skipped unscored.
+    """
+    letters = set(stem)
+    found = []
+    for length in range(len(stem) - limit_edits, len(stem) + limit_edits + 1):
+        for term, doc in vocab.get(length, ()):
+            if term == stem or len(letters.difference(term)) > limit_edits:
+                continue
+            distance = edit_distance(stem, term, limit_edits)
+            if distance <= limit_edits:
+                found.append((distance, -doc, term))
     found.sort()
     return found

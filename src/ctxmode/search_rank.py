@@ -20,6 +20,8 @@ from ctxmode import search_query as sq
 if TYPE_CHECKING:
     import sqlite3
 
+    from ctxmode.search_cache import StoreCache
+
 #: Rerank mix: fused rank, term coverage, title coverage, proximity, phrase adjacency.
 W_FUSED = 0.5
 W_COVERAGE = 2.0
@@ -27,10 +29,13 @@ W_TITLE = 0.6
 W_PROXIMITY = 0.5
 W_PHRASE = 0.3
 #: Fused candidates that get reranked.
-RERANK_POOL = 100
+RERANK_POOL = 50
 #: The best candidates lend this share of their score to adjacent chunks of the same source.
 NEIGHBOUR_SEEDS = 10
 NEIGHBOUR_SHARE = 0.3
+#: The share lent to the chunk just after a seed (the reply to a question, the paragraph that
+#: follows a heading's first lines).
+NEIGHBOUR_SHARE_NEXT = 0.3
 #: Tokens within which matched terms count as "near" each other.
 PROXIMITY_WINDOW = 12
 #: Superseded contexts keep this share of their score (they stay findable, below live ones).
@@ -76,7 +81,8 @@ def rerank(
     fused: dict[int, float],
     df: dict[sq.Term, int],
     n_items: int,
-    neighbours: Callable[[list[int]], dict[int, list[int]]] | None = None,
+    neighbours: Callable[[list[int]], dict[int, list[tuple[int, int]]]] | None = None,
+    cache: StoreCache | None = None,
 ) -> tuple[list[Candidate], dict[int, tuple[Any, ...]]]:
     """Score the best fused candidates on coverage, title, proximity and adjacency.
 
@@ -88,21 +94,22 @@ def rerank(
     if not fused:
         return [], {}
     pool = sorted(fused, key=lambda i: (-fused[i], i))[:RERANK_POOL]
-    scorer = _Scorer(parsed, df, n_items, max(fused.values()))
+    scorer = _Scorer(parsed, df, n_items, max(fused.values()), cache)
     rows = _fetch(conn, pool)
     scored = {i: scorer.score(i, fused[i], rows[i]) for i in pool if i in rows}
     if neighbours is not None and scored:
         seeds = sorted(scored.values(), key=lambda c: (-c.score, c.row_id))[:NEIGHBOUR_SEEDS]
         links = neighbours([c.row_id for c in seeds])
-        fresh = sorted({n for ns in links.values() for n in ns} - scored.keys())
+        fresh = sorted({n for ns in links.values() for n, _ in ns} - scored.keys())
         rows.update(_fetch(conn, fresh))
         for n in fresh:
             if n in rows:
                 scored[n] = scorer.score(n, fused.get(n, 0.0), rows[n])
         lent: dict[int, float] = {}
         for seed in seeds:
-            for n in links.get(seed.row_id, ()):
-                lent[n] = max(lent.get(n, 0.0), NEIGHBOUR_SHARE * seed.score)
+            for n, offset in links.get(seed.row_id, ()):
+                share = NEIGHBOUR_SHARE_NEXT if offset > 0 else NEIGHBOUR_SHARE
+                lent[n] = max(lent.get(n, 0.0), share * seed.score)
         for n, bonus in lent.items():
             if n in scored:
                 scored[n].score += bonus
@@ -118,21 +125,40 @@ def _fetch(conn: sqlite3.Connection, ids: list[int]) -> dict[int, tuple[Any, ...
 
 
 class _Scorer:
-    """The per-query part of the rerank: term weights and stems, computed once."""
+    """The per-query part of the rerank: term weights and stems, computed once.
+
+    Terms are numbered (their order in the query) so that the per-candidate work is list and
+    dict lookups on small ints; ``_lookup`` remembers what each distinct token of the
+    candidates' text stands for, so a word is stemmed once per query, not once per occurrence.
+    """
 
     def __init__(
-        self, parsed: sq.ParsedQuery, df: dict[sq.Term, int], n_items: int, top: float
+        self,
+        parsed: sq.ParsedQuery,
+        df: dict[sq.Term, int],
+        n_items: int,
+        top: float,
+        cache: StoreCache | None = None,
     ) -> None:
         self.parsed = parsed
-        self.weights = {t: idf(df.get(t, 0), n_items) for t in parsed.terms}
-        self.total = sum(self.weights.values()) or 1.0
-        self.stems = {t: sq.light_stem(t.text) for t in parsed.terms if not t.cjk}
+        self.cache = cache
+        terms = parsed.terms
+        self.weights = [idf(df.get(t, 0), n_items) for t in terms]
+        self.total = sum(self.weights) or 1.0
+        self.by_stem = {sq.light_stem(t.text): i for i, t in enumerate(terms) if not t.cjk}
+        #: Terms found by substring when not found as a word: CJK runs, and Latin words of
+        #: ``SUBSTRING_MIN``+ letters (what the trigram list finds: "pool" in "PoolManager").
+        self.substring = [
+            (i, t.text, t.cjk) for i, t in enumerate(terms) if t.cjk or len(t.text) >= SUBSTRING_MIN
+        ]
+        words = [i for i, t in enumerate(terms) if not t.cjk]
+        self.pairs = list(zip(words, words[1:], strict=False))
+        self._lookup: dict[str, int] = {}
         self.top = top or 1.0
 
     def score(self, row_id: int, fused: float, row: tuple[Any, ...]) -> Candidate:
-        title, body = str(row[3]), str(row[4])
-        in_title = _matched_terms(self.parsed, self.stems, title)[0]
-        in_body, positions = _matched_terms(self.parsed, self.stems, body)
+        in_title = self._matched(*self._analysed(row_id, 0, str(row[3])))[0]
+        in_body, positions = self._matched(*self._analysed(row_id, 1, str(row[4])))
         weights, total = self.weights, self.total
         cand = Candidate(row_id=row_id, fused=fused)
         cand.coverage = sum(weights[t] for t in in_title | in_body) / total
@@ -142,51 +168,68 @@ class _Scorer:
             + W_COVERAGE * cand.coverage
             + W_TITLE * title_cov
             + W_PROXIMITY * _proximity(positions, weights, total)
-            + W_PHRASE * _adjacency(self.parsed, positions)
+            + W_PHRASE * self._adjacency(positions)
         )
         if row[8] is not None:
             cand.score *= SUPERSEDED_FACTOR
         return cand
 
+    def _analysed(self, row_id: int, field: int, text: str) -> tuple[str, str, list[str]]:
+        """``text``, lowercased, and its word tokens (kept in the store's cache between queries)."""
+        cache = self.cache
+        if cache is None:
+            lowered = text.lower()
+            return text, lowered, sq.TOKEN.findall(lowered)
+        got = cache.tokens.get((row_id, field))
+        if got is None:
+            lowered = text.lower()
+            got = (lowered, sq.TOKEN.findall(lowered))
+            cache.charge(len(text))
+            cache.tokens[(row_id, field)] = got
+        return text, got[0], got[1]
 
-def _matched_terms(
-    parsed: sq.ParsedQuery, stems: dict[sq.Term, str], text: str
-) -> tuple[set[sq.Term], dict[sq.Term, list[int]]]:
-    """Query terms present in ``text`` and their token positions (Latin words only)."""
-    found: set[sq.Term] = set()
-    positions: dict[sq.Term, list[int]] = {}
-    by_stem = {s: t for t, s in stems.items()}
-    if by_stem:
-        for pos, tok in enumerate(sq.tokens(text)):
-            term = by_stem.get(sq.light_stem(tok))
-            if term is not None:
+    def _matched(
+        self, text: str, lowered: str, tokens: list[str]
+    ) -> tuple[set[int], dict[int, list[int]]]:
+        """Query terms present in ``text`` and their token positions (Latin words only)."""
+        found: set[int] = set()
+        positions: dict[int, list[int]] = {}
+        if self.by_stem:
+            lookup, by_stem = self._lookup, self.by_stem
+            for pos, tok in enumerate(tokens):
+                term = lookup.get(tok)
+                if term is None:
+                    term = lookup[tok] = by_stem.get(sq.light_stem(tok), -1)
+                if term >= 0:
+                    found.add(term)
+                    positions.setdefault(term, []).append(pos)
+        for term, needle, cjk in self.substring:
+            if term not in found and needle in (text if cjk else lowered):
                 found.add(term)
-                positions.setdefault(term, []).append(pos)
-    lowered: str | None = None
-    for term in parsed.terms:
-        if term in found:
-            continue
-        if term.cjk:
-            if term.text in text:
-                found.add(term)
-        elif len(term.text) >= SUBSTRING_MIN:
-            # What the trigram list found: the word inside a longer one (PoolManager).
-            lowered = text.lower() if lowered is None else lowered
-            if term.text in lowered:
-                found.add(term)
-    return found, positions
+        return found, positions
+
+    def _adjacency(self, positions: dict[int, list[int]]) -> float:
+        """Share of consecutive query word pairs found next to each other (one gap allowed)."""
+        if not self.pairs:
+            return 0.0
+        hits = 0
+        for a, b in self.pairs:
+            pa, pb = positions.get(a), positions.get(b)
+            if pa and pb:
+                set_b = set(pb)
+                if any(p + 1 in set_b or p + 2 in set_b for p in pa):
+                    hits += 1
+        return hits / len(self.pairs)
 
 
-def _proximity(
-    positions: dict[sq.Term, list[int]], weights: dict[sq.Term, float], total: float
-) -> float:
+def _proximity(positions: dict[int, list[int]], weights: list[float], total: float) -> float:
     """Largest IDF share of distinct terms found within ``PROXIMITY_WINDOW`` tokens."""
     if len(positions) < 2:
         return 0.0
     events = sorted((p, t) for t, ps in positions.items() for p in ps)
     best = 0.0
     start = 0
-    inside: dict[sq.Term, int] = {}
+    inside: dict[int, int] = {}
     for pos, term in events:
         inside[term] = inside.get(term, 0) + 1
         while pos - events[start][0] >= PROXIMITY_WINDOW:
@@ -198,22 +241,6 @@ def _proximity(
         if len(inside) >= 2:
             best = max(best, sum(weights[t] for t in inside) / total)
     return best
-
-
-def _adjacency(parsed: sq.ParsedQuery, positions: dict[sq.Term, list[int]]) -> float:
-    """Share of consecutive query word pairs that appear next to each other (one gap allowed)."""
-    words = [t for t in parsed.terms if not t.cjk]
-    pairs = list(zip(words, words[1:], strict=False))
-    if not pairs:
-        return 0.0
-    hits = 0
-    for a, b in pairs:
-        pa, pb = positions.get(a), positions.get(b)
-        if pa and pb:
-            set_b = set(pb)
-            if any(p + 1 in set_b or p + 2 in set_b for p in pa):
-                hits += 1
-    return hits / len(pairs)
 
 
 def clip(text: str, n: int) -> str:

@@ -1,0 +1,132 @@
+"""Per-store data that search reuses between queries, dropped whenever the store changes.
+
+An MCP server or a web viewer keeps one ``Store`` open and answers many searches on it; the
+item count, the document frequency of each query term and the indexed vocabulary (for spelling
+correction) are the same for all of them until something is written. They are kept here, one
+``StoreCache`` per ``Store`` (held weakly: a closed and dropped store frees its cache).
+
+Invariant: a cached value is only used while the store's version is unchanged. The version is
+``(PRAGMA data_version, connection.total_changes)``: the first moves when another connection
+commits, the second when this one writes anything (even in a transaction not yet committed, or
+rolled back, which only costs a needless refresh). ``search`` itself writes to temporary tables
+(porter stems), so it calls ``settle`` when done to record the version it leaves behind.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from ctxmode.store import Store
+
+__all__ = ["StoreCache", "for_store"]
+
+#: Cached document frequencies kept at most (a dict of short strings: a few MB at worst).
+MAX_DF_ENTRIES = 50_000
+#: Item texts (tokenised for the rerank, redacted for hits) kept at most, and their total size.
+MAX_TEXT_ENTRIES = 20_000
+MAX_TEXT_CHARS = 16_000_000
+
+
+def _version(conn: sqlite3.Connection) -> tuple[int, int]:
+    return int(conn.execute("PRAGMA data_version").fetchone()[0]), conn.total_changes
+
+
+@dataclass
+class StoreCache:
+    """What one store's searches share; every field is derived from the indexed items."""
+
+    version: tuple[int, int] = (-1, -1)
+    n_items: int | None = None
+    #: (table, quoted FTS5 expression) -> number of matching items.
+    df: dict[tuple[str, str], int] = field(default_factory=dict)
+    #: Indexed porter terms by length: length -> [(term, document count)], built on demand.
+    vocab: dict[int, list[tuple[str, int]]] | None = None
+    #: Word -> porter stem as the index computes it.
+    stems: dict[str, str] = field(default_factory=dict)
+    #: (row id, field) -> (lowercased text, its word tokens): rerank input, per item field.
+    tokens: dict[tuple[int, int], tuple[str, list[str]]] = field(default_factory=dict)
+    #: (row id, field) -> the field's text after ``redact``: what hits show.
+    redacted: dict[tuple[int, int], str] = field(default_factory=dict)
+    _text_chars: int = 0
+
+    def refresh(self, conn: sqlite3.Connection) -> StoreCache:
+        """Drop everything if the store changed since the last ``settle``; return self."""
+        now = _version(conn)
+        if now != self.version:
+            self.version = now
+            self.n_items = None
+            self.df.clear()
+            self.vocab = None
+            self.stems.clear()
+            self.forget_texts()
+        return self
+
+    def forget_texts(self) -> None:
+        self.tokens.clear()
+        self.redacted.clear()
+        self._text_chars = 0
+
+    def charge(self, chars: int) -> None:
+        """Count ``chars`` more cached text; past the limits every cached text is dropped."""
+        self._text_chars += chars
+        if (
+            self._text_chars > MAX_TEXT_CHARS
+            or len(self.tokens) + len(self.redacted) > MAX_TEXT_ENTRIES
+        ):
+            self.forget_texts()
+
+    def settle(self, conn: sqlite3.Connection) -> None:
+        """Record the version after a search's own temporary writes (which change no item)."""
+        self.version = _version(conn)
+
+    def item_count(self, conn: sqlite3.Connection) -> int:
+        if self.n_items is None:
+            row = conn.execute("SELECT count(*) FROM search_items").fetchone()
+            self.n_items = max(1, int(row[0]))
+        return self.n_items
+
+    def doc_count(self, conn: sqlite3.Connection, table: str, expression: str) -> int:
+        """Items of ``table`` (``search_fts`` or ``search_trigram``) matching ``expression``."""
+        key = (table, expression)
+        found = self.df.get(key)
+        if found is None:
+            row = conn.execute(
+                f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (expression,)
+            ).fetchone()
+            found = int(row[0])
+            if len(self.df) >= MAX_DF_ENTRIES:
+                self.df.clear()
+            self.df[key] = found
+        return found
+
+    def vocabulary(self, conn: sqlite3.Connection) -> dict[int, list[tuple[str, int]]]:
+        """Every indexed porter term (digits left out) with its document count, by length."""
+        if self.vocab is None:
+            conn.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.ctxmode_vocab "
+                "USING fts5vocab(main, search_fts, row)"
+            )
+            by_length: dict[int, list[tuple[str, int]]] = {}
+            for term, doc in conn.execute("SELECT term, doc FROM temp.ctxmode_vocab"):
+                text = str(term)
+                if not text.isdigit():
+                    by_length.setdefault(len(text), []).append((text, int(doc)))
+            self.vocab = by_length
+        return self.vocab
+
+
+_CACHES: weakref.WeakKeyDictionary[Store, StoreCache] = weakref.WeakKeyDictionary()
+
+
+def for_store(store: Store) -> StoreCache:
+    """The cache of ``store``, emptied first if the store changed since it was last used."""
+    cache = _CACHES.get(store)
+    if cache is None:
+        cache = StoreCache()
+        _CACHES[store] = cache
+    return cache.refresh(store.conn)
