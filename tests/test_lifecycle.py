@@ -89,3 +89,15 @@ def test_refresh_files_marks_stale(store: Store, project: Path) -> None:
     (project / "m.py").write_text("2")
     assert store.refresh_files() == ["m.py"]
     assert store.get_context(cid).stale
+
+
+def test_snippet_marked_stale_by_a_query_still_expires(store: Store, project: Path) -> None:
+    # A query on the file re-hashes it and marks the snippet stale; gc must still see the change.
+    (project / "c.py").write_text("one")
+    cid = store.write_context("snippet", "c notes", file_paths=["c.py"], now=T0).id
+    (project / "c.py").write_text("two")
+    assert store.query_context(file_path="c.py").items[0].context.stale
+    report = store.cleanup(now=T0 + DAY)
+    assert [(a.context_id, a.reason) for a in report.actions] == [
+        (cid, "linked file deleted or changed")
+    ]

@@ -13,6 +13,7 @@ Guard over all of it: nothing linked to a task that is not completed is ever del
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ctxmode.knowledge import absolute_path, file_hash
@@ -24,14 +25,22 @@ if TYPE_CHECKING:
 DAY = 86_400
 
 
-def refresh_files(store: Store, now: int | None = None) -> list[str]:
-    """Re-hash every linked file; changed or deleted files mark their contexts stale.
+def refresh_files(
+    store: Store, now: int | None = None, paths: Sequence[str] | None = None
+) -> list[str]:
+    """Re-hash linked files (all, or the given project-relative ``paths``).
 
-    Returns the project-relative paths that changed.
+    A changed or deleted file records its new hash and marks its contexts ``stale``: the mark
+    is what the snippet rule and query results read later. Returns the paths that changed.
     """
     ts = int(now if now is not None else time.time())
+    sql = "SELECT id, path, hash FROM files"
+    params: tuple[str, ...] = ()
+    if paths is not None:
+        sql += f" WHERE path IN ({','.join('?' * len(paths))})"
+        params = tuple(paths)
     changed: list[tuple[int, str, str | None]] = []
-    for file_id, path, old in store.conn.execute("SELECT id, path, hash FROM files"):
+    for file_id, path, old in store.conn.execute(sql, params):
         current = file_hash(absolute_path(store, path))
         if current != old:
             changed.append((int(file_id), str(path), current))
@@ -88,7 +97,8 @@ def plan_cleanup(store: Store, now: int) -> list[CleanupAction]:
         "delete",
         "every linked task is completed",
     )
-    # Snippets whose files are gone or changed: compare the stored hash with the disk.
+    # Snippets whose files are gone or changed: already marked stale by a refresh, or (not
+    # refreshed yet; a dry run must not write) a stored hash that differs from the disk.
     file_changed: set[int] = set()
     for file_id, path, old in conn.execute(
         "SELECT DISTINCT f.id, f.path, f.hash FROM files f JOIN context_file_map m "
@@ -96,18 +106,17 @@ def plan_cleanup(store: Store, now: int) -> list[CleanupAction]:
     ):
         if file_hash(absolute_path(store, path)) != old:
             file_changed.add(int(file_id))
-    if file_changed:
-        marks = ",".join("?" * len(file_changed))
-        add(
-            conn.execute(
-                f"SELECT DISTINCT c.id, c.type FROM contexts c JOIN context_file_map m "
-                f"ON m.context_id = c.id WHERE c.type = 'snippet' AND m.file_id IN ({marks}) "
-                f"AND {guard} ORDER BY c.id",
-                tuple(file_changed),
-            ).fetchall(),
-            "delete",
-            "linked file deleted or changed",
-        )
+    marks = ",".join("?" * len(file_changed)) or "NULL"
+    add(
+        conn.execute(
+            f"SELECT DISTINCT c.id, c.type FROM contexts c LEFT JOIN context_file_map m "
+            f"ON m.context_id = c.id WHERE c.type = 'snippet' "
+            f"AND (c.stale = 1 OR m.file_id IN ({marks})) AND {guard} ORDER BY c.id",
+            tuple(file_changed),
+        ).fetchall(),
+        "delete",
+        "linked file deleted or changed",
+    )
     add(
         conn.execute(
             f"SELECT c.id, c.type FROM contexts c WHERE c.type = 'snippet' "

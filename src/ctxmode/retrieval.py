@@ -20,6 +20,7 @@ Mode reach:  focused = direct links, tier-1 + snippet types, 5 results;
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -30,7 +31,6 @@ from ctxmode.knowledge import (
     CONTEXT_COLUMNS,
     _require_task,
     ancestors,
-    file_hash,
     normalize_path,
     row_to_context,
 )
@@ -247,24 +247,11 @@ def _check_positive(name: str, value: int | None, maximum: int) -> int | None:
 
 def _mark_stale_if_changed(store: Store, rel: str) -> None:
     """Re-hash the queried file: a changed or deleted file marks its contexts stale."""
-    from ctxmode.knowledge import absolute_path
+    from ctxmode.lifecycle import refresh_files
 
-    row = store.conn.execute("SELECT id, hash FROM files WHERE path = ?", (rel,)).fetchone()
-    if not row:
-        return
-    current = file_hash(absolute_path(store, rel))
-    if current == row[1]:
-        return
-    try:
-        with store.transaction() as conn:
-            conn.execute("UPDATE files SET hash = ? WHERE id = ?", (current, row[0]))
-            conn.execute(
-                "UPDATE contexts SET stale = 1 WHERE id IN "
-                "(SELECT context_id FROM context_file_map WHERE file_id = ?)",
-                (row[0],),
-            )
-    except StoreError:
-        pass  # a read-only store still answers queries, just without the stale mark
+    # A read-only store still answers queries, just without the stale mark.
+    with contextlib.suppress(StoreError):
+        refresh_files(store, paths=[rel])
 
 
 def query_context(
