@@ -25,7 +25,6 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("CTXMODE_HOME", str(home / ".ctxmode"))
     for name in ("CTXMODE_DB", "CTXMODE_DISABLE", "CLAUDE_PROJECT_DIR"):
         monkeypatch.delenv(name, raising=False)
 

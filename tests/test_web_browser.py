@@ -73,7 +73,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     with Store.open(db) as store:
         seeded = seed(store)
     port = free_port()
-    env = dict(os.environ, HOME=str(base / "home"), CTXMODE_HOME=str(base / "home" / ".ctxmode"))
+    env = dict(os.environ, HOME=str(base / "home"))
     env.pop("CTXMODE_DB", None)
     log = (base / "ui.log").open("w")
     assert CTXMODE

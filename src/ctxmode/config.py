@@ -20,7 +20,6 @@ LOG_NAME = "hooks.log"
 #: Environment variables ctxmode honours.
 ENV_DB = "CTXMODE_DB"
 ENV_DISABLE = "CTXMODE_DISABLE"
-ENV_HOME = "CTXMODE_HOME"
 #: Set by Claude Code for the hooks and MCP servers it spawns: the project the agent works in.
 ENV_CLAUDE_PROJECT_DIR = "CLAUDE_PROJECT_DIR"
 
@@ -88,11 +87,6 @@ def claude_project_dir() -> Path | None:
 def is_disabled() -> bool:
     """``CTXMODE_DISABLE=1`` (or true/yes) turns every hook into a no-op."""
     return os.environ.get(ENV_DISABLE, "").strip().lower() in {"1", "true", "yes", "on"}
-
-
-def env(name: str, default: str | None = None) -> str | None:
-    """Read an environment variable (the only sanctioned way outside this module)."""
-    return os.environ.get(name, default)
 
 
 def load_settings(root: Path) -> Settings:

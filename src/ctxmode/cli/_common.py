@@ -6,7 +6,6 @@ import functools
 import json
 import os
 import sqlite3
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -113,10 +112,6 @@ def parse_json_object(text: str | None, option: str) -> dict[str, Any] | None:
 def cli_path(path: str) -> str:
     """A path typed at the shell is relative to the current directory."""
     return str(Path(path).expanduser().absolute()) if not os.path.isabs(path) else path
-
-
-def is_tty() -> bool:
-    return sys.stderr.isatty()
 
 
 def parse_time(value: str | None, option: str) -> int | None:
