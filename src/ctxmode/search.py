@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from ctxmode import search_cache as sc
@@ -83,17 +83,7 @@ class Hit:
     superseded: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "title": self.title,
-            "source": self.source,
-            "type": self.type,
-            "created_at": self.created_at,
-            "snippet": self.snippet,
-            "score": round(self.score, 4),
-            "superseded": self.superseded,
-        }
+        return {**asdict(self), "score": round(self.score, 4)}
 
 
 @dataclass(frozen=True)
@@ -146,17 +136,7 @@ class Item:
     superseded: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "title": self.title,
-            "source": self.source,
-            "type": self.type,
-            "created_at": self.created_at,
-            "text": self.text,
-            "truncated": self.truncated,
-            "superseded": self.superseded,
-        }
+        return asdict(self)
 
 
 # -- public entry points ------------------------------------------------------------------------

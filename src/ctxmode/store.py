@@ -312,6 +312,17 @@ class Store:
                     raise translate_sqlite_error(exc, self.path) from exc
                 time.sleep(config.LOCKED_BACKOFF_S * (2**attempt))
 
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        """Run a read query and return rows addressable by column name."""
+        try:
+            cursor = self.conn.execute(sql, params)
+        except sqlite3.OperationalError as exc:
+            if "no such" in str(exc) or "syntax" in str(exc):
+                raise
+            raise translate_sqlite_error(exc, self.path) from exc
+        cursor.row_factory = sqlite3.Row
+        return list(cursor.fetchall())
+
     @functools.cached_property
     def default_owner(self) -> str:
         """The OS user, looked up once per store (a passwd lookup costs ~0.1 ms)."""
