@@ -87,3 +87,26 @@ async def test_execute_file_and_batch(client: Any, project: Path) -> None:
     )
     data = res.structured_content
     assert data["exit_codes"] == [0, 0] and data["match_ids"]
+
+
+async def test_a_running_command_does_not_hold_up_other_tools(client: Any, project: Path) -> None:
+    import anyio
+
+    started = project / "started"
+    finished: list[str] = []
+
+    async def slow() -> None:
+        code = f"touch {started}; sleep 3; echo done"
+        res = await client.call_tool("execute", {"language": "shell", "code": code})
+        assert res.is_error is False
+        finished.append("execute")
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(slow)
+        with anyio.fail_after(20):
+            while not started.exists():  # the process is running now
+                await anyio.sleep(0.05)
+        res = await client.call_tool("list_tasks", {})
+        assert res.is_error is False
+        finished.append("list_tasks")
+    assert finished == ["list_tasks", "execute"]

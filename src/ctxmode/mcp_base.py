@@ -96,6 +96,17 @@ class StoreRunner:
         except CtxmodeError as exc:
             raise ToolError(for_agent(str(exc))) from exc
 
+    async def unlocked(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run ``fn(*args, **kwargs)`` (no store) in a worker thread without the store lock.
+
+        For slow work that needs no database, e.g. running a sandboxed process, so other tool
+        calls go on meanwhile; errors become isError results as with ``__call__``.
+        """
+        try:
+            return await anyio.to_thread.run_sync(lambda: fn(*args, **kwargs))
+        except CtxmodeError as exc:
+            raise ToolError(for_agent(str(exc))) from exc
+
     def close(self) -> None:
         """Close the store (it reopens on the next call)."""
         with self._lock:

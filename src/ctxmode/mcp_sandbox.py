@@ -3,7 +3,8 @@
 Contract: ``register(server, call)`` adds tools to ``server`` (an ``mcp`` 2.x ``MCPServer``).
 ``call`` is ``async def call(fn, *args, **kwargs)``: it runs ``fn(store, *args, **kwargs)`` in a
 worker thread with the server's ``Store`` and turns a ``CtxmodeError`` into an ``isError`` tool
-result whose message says what to send instead.
+result whose message says what to send instead. ``call.unlocked(fn, ...)`` runs store-free
+slow work (a sandboxed process) without holding the store, so other tools go on meanwhile.
 
 Tools: ``index``, ``fetch_and_index``, ``execute``, ``execute_file``, ``batch_execute``. Output
 schemas are flat; command output and fetched text are fenced as data before they are returned.
@@ -96,6 +97,10 @@ def _exec_result(res: sandbox.ExecResult) -> CallToolResult:
     return _result(out, f"{res.language}: {status}.\n{text}")
 
 
+def _project_root(store: Any) -> Any:
+    return store.root
+
+
 def _index(
     store: Any, content: str | None, path: str | None, source: str | None
 ) -> indexing.IndexReport:
@@ -168,8 +173,10 @@ def register(server: MCPServer[Any], call: Any) -> None:
         intent: Intent = None,
         timeout: Timeout = None,
     ) -> Annotated[CallToolResult, ExecOut]:
-        res = await call(sandbox.execute, language, code, intent=intent, timeout=timeout)
-        return _exec_result(res)
+        # The process runs outside the store lock: a long command must not stall other tools.
+        root = await call(_project_root)
+        run = await call.unlocked(sandbox.run_code, root, language, code, timeout)
+        return _exec_result(await call(sandbox.finish_run, run, intent))
 
     @server.tool(
         description="Run code over a project file (content on stdin, path in $FILE_PATH) so "

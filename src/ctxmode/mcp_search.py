@@ -3,7 +3,8 @@
 Contract: ``register(server, call)`` adds tools to ``server`` (an ``mcp`` 2.x ``MCPServer``).
 ``call`` is ``async def call(fn, *args, **kwargs)``: it runs ``fn(store, *args, **kwargs)`` in a
 worker thread with the server's ``Store`` and turns a ``CtxmodeError`` into an ``isError`` tool
-result whose message says what to send instead.
+result whose message says what to send instead. ``call.unlocked(fn, ...)`` runs store-free
+slow work (a sandboxed process) without holding the store, so other tools go on meanwhile.
 
 Tools: ``search`` (several queries in one call, compact hits per query) and ``get`` (full text
 by id). Output schemas are flat: hits of all queries share aligned lists, ``hit_query`` naming

@@ -200,6 +200,14 @@ class _Raw:
         return redact("\n".join(parts))
 
 
+@dataclass(frozen=True)
+class CodeRun:
+    """A finished process run, before its output is indexed or returned."""
+
+    language: str
+    raw: _Raw
+
+
 def _kill_group(pgid: int, proc: subprocess.Popen[bytes] | None = None) -> None:
     """SIGTERM the group, then SIGKILL whatever is left after a short grace."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -340,7 +348,7 @@ def _check_code(code: object) -> str:
 
 
 def _run_code(
-    store: Store,
+    root: Path,
     language: str,
     code: str,
     timeout: float,
@@ -355,7 +363,7 @@ def _run_code(
         # The child inherits the caller's environment (PATH, tool settings); ctxmode reads
         # nothing from it.
         env = {**os.environ, **extra_env} if extra_env else None
-        raw = _run([*argv, str(script)], store.root, timeout, stdin=stdin, env=env)
+        raw = _run([*argv, str(script)], root, timeout, stdin=stdin, env=env)
     return name, raw
 
 
@@ -555,11 +563,23 @@ def execute(
     ``intent`` (what you are looking for in the output) lowers the digest threshold to
     ``INTENT_THRESHOLD_BYTES`` and selects the sections shown in the digest.
     """
-    source_code = _check_code(code)
-    seconds = _check_timeout(timeout)
+    return finish_run(store, run_code(store.root, language, code, timeout), intent)
+
+
+def run_code(root: Path, language: str, code: str, timeout: float | None = None) -> CodeRun:
+    """The process half of ``execute``: run the code at ``root``; no store involved.
+
+    Servers call it outside their store lock so a long command does not stall other calls,
+    then hand the result to ``finish_run``.
+    """
+    name, raw = _run_code(root, language, _check_code(code), _check_timeout(timeout))
+    return CodeRun(name, raw)
+
+
+def finish_run(store: Store, run: CodeRun, intent: str | None = None) -> ExecResult:
+    """The store half of ``execute``: index large output, build the digest, count the bytes."""
     intent = intent.strip() if isinstance(intent, str) and intent.strip() else None
-    name, raw = _run_code(store, language, source_code, seconds)
-    return _finish(store, "execute", name, raw, intent)
+    return _finish(store, "execute", run.language, run.raw, intent)
 
 
 def execute_file(
@@ -584,7 +604,7 @@ def execute_file(
     intent = intent.strip() if isinstance(intent, str) and intent.strip() else None
     with target.open("rb") as fh:
         name, raw = _run_code(
-            store,
+            store.root,
             language,
             source_code,
             seconds,
@@ -620,7 +640,7 @@ def batch_execute(
     texts: list[str] = []
     produced = 0
     for cmd in cmds:
-        _name, raw = _run_code(store, "shell", cmd, seconds)
+        _name, raw = _run_code(store.root, "shell", cmd, seconds)
         text = raw.text()
         produced += raw.produced
         runs.append(CommandRun(redact(cmd), raw.exit_code, raw.timed_out, raw.produced))
