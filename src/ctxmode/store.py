@@ -189,6 +189,17 @@ class Store:
         self.settings = settings
         #: Where a corrupt file was moved when ``open(recover=True)`` replaced it.
         self.recovered_from = recovered_from
+        #: Attempts at the write lock before ``StoreUnavailable`` (see ``limit_lock_wait``).
+        self.lock_retries = config.LOCKED_RETRIES
+
+    def limit_lock_wait(self, busy_timeout_ms: int, retries: int) -> None:
+        """Bound how long a write waits for another process's lock.
+
+        At most ``retries`` attempts of ``busy_timeout_ms`` each, plus the backoff between them.
+        Hooks use a short bound: an agent's tool call must not stall on a busy store.
+        """
+        self.conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        self.lock_retries = max(1, int(retries))
 
     # -- lifecycle of the handle -------------------------------------------------------------
 
@@ -303,12 +314,12 @@ class Store:
             raise translate_sqlite_error(exc, self.path) from exc
 
     def _begin(self) -> None:
-        for attempt in range(config.LOCKED_RETRIES):
+        for attempt in range(self.lock_retries):
             try:
                 self.conn.execute("BEGIN IMMEDIATE")
                 return
             except sqlite3.OperationalError as exc:
-                if not _is_locked(exc) or attempt == config.LOCKED_RETRIES - 1:
+                if not _is_locked(exc) or attempt == self.lock_retries - 1:
                     raise translate_sqlite_error(exc, self.path) from exc
                 time.sleep(config.LOCKED_BACKOFF_S * (2**attempt))
 

@@ -14,6 +14,8 @@ import sys
 MAX_PAYLOAD_BYTES = 10 * 1024 * 1024
 #: How long a hook waits for another writer per attempt; hooks must not stall the agent (ms).
 HOOK_BUSY_TIMEOUT_MS = 500
+#: Write-lock attempts in a hook: at most ~1.7 s stalled on a locked store, then fail open.
+HOOK_LOCK_RETRIES = 3
 
 USAGE = "usage: ctxmode hook EVENT [--agent claude-code|gemini-cli|codex|cursor|vscode|opencode]"
 
@@ -156,7 +158,7 @@ def _run(
         try:
             if store.recovered_from is not None:
                 log(root, "WARN", f"unusable store moved aside to {store.recovered_from}")
-            store.conn.execute(f"PRAGMA busy_timeout = {HOOK_BUSY_TIMEOUT_MS}")
+            store.limit_lock_wait(HOOK_BUSY_TIMEOUT_MS, HOOK_LOCK_RETRIES)
             return handlers.handle(store, ev, key)
         except Exception as exc:
             # Damage inside the file (a bad index page, say) shows only when a statement
