@@ -264,3 +264,50 @@ def test_hook_path_imports_no_interface_libraries(project: Path) -> None:
         }
         assert "ctxmode" in imported and "sqlite3" in imported
         assert not imported & set(FORBIDDEN), imported & set(FORBIDDEN)
+
+
+#: Standard-library modules that cost a hook 2-8 ms each to import (measured in ctxmode._lean).
+SLOW_STDLIB = ("typing", "pathlib", "hashlib", "getpass", "contextlib", "dataclasses", "inspect")
+
+
+def _imported(args: list[str], stdin: str, cwd: Path) -> set[str]:
+    """Modules a fresh interpreter imports running ``args`` (from ``-X importtime``)."""
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", *args],
+        input=stdin,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return {
+        line.split("|")[-1].strip()
+        for line in proc.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+
+
+def test_hook_path_loads_no_slow_stdlib_modules(project: Path) -> None:
+    """Every hook kind runs on what ``import sqlite3, json`` loads plus ctxmode's own modules."""
+    floor = _imported(["-c", "import sqlite3, json"], "", project)
+    assert "sqlite3" in floor
+    cases = [
+        ("post-tool-use", "post-tool-use.edit"),
+        ("post-tool-use", "post-tool-use.bash-git"),
+        ("post-tool-use", "post-tool-use.todowrite"),
+        ("post-tool-use-failure", "post-tool-use-failure.bash"),
+        ("user-prompt-submit", "user-prompt-submit"),
+        ("pre-compact", "pre-compact"),
+        ("session-start", "session-start.compact"),
+        ("stop", "stop.decision"),
+    ]
+    for event, name in cases:
+        payload = json.dumps(fixture(CC, name, project))
+        loaded = _imported([str(CTXMODE), "hook", event], payload, project)
+        assert "ctxmode.sessions" in loaded or event == "session-start", (event, name)
+        extra = {m for m in loaded - floor if not m.startswith("ctxmode")}
+        slow = {m for m in extra if m.split(".")[0] in SLOW_STDLIB}
+        assert not slow, (event, name, sorted(extra))
+    assert count(project) > 0
+    assert not (project / ".context" / "hooks.log").exists()

@@ -3,9 +3,13 @@
 The public API is what ``__all__`` lists; everything else may change without notice.
 """
 
-from typing import TYPE_CHECKING, Any
+from __future__ import annotations
 
+# The hook entry point imports this package on every tool call: no ``typing`` at run time.
+TYPE_CHECKING = False  # mypy reads it as true (see ``ctxmode._lean``)
 if TYPE_CHECKING:
+    from typing import Any
+
     from ctxmode.errors import (
         CorruptDatabase,
         CtxmodeError,

@@ -9,8 +9,13 @@ path says otherwise. Per-project settings come from ``<root>/.context/config.tom
 from __future__ import annotations
 
 import os
-from pathlib import Path
-from typing import Any, NamedTuple
+
+TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time (see _lean)
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any, NamedTuple
+else:
+    from ctxmode._lean import NamedTuple
 
 CONTEXT_DIR = ".context"
 DB_NAME = "context.db"
@@ -46,13 +51,35 @@ class Settings(NamedTuple):
     window_tokens: int = 200_000
 
 
+def find_root(start: str | os.PathLike[str] | None = None) -> str:
+    """The enclosing git work tree of ``start`` (default: cwd), else ``start``, resolved.
+
+    ``os.path`` rather than pathlib: the hook path must not import pathlib (see ``_lean``).
+    """
+    here = os.path.realpath(start if start is not None else os.getcwd())
+    candidate = here
+    while True:
+        if os.path.exists(os.path.join(candidate, ".git")):
+            return candidate
+        parent = os.path.dirname(candidate)
+        if parent == candidate:
+            return here
+        candidate = parent
+
+
 def find_project_root(start: Path | None = None) -> Path:
     """Return the enclosing git work tree of ``start`` (default: cwd), else ``start``."""
-    here = (start or Path.cwd()).resolve()
-    for candidate in (here, *here.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return here
+    from pathlib import Path
+
+    return Path(find_root(start))
+
+
+def db_path_for(root: str | os.PathLike[str]) -> str:
+    """``$CTXMODE_DB`` (expanded, resolved), else the default store path under ``root``."""
+    env = os.environ.get(ENV_DB)
+    if env:
+        return os.path.realpath(os.path.expanduser(env))
+    return os.path.join(root, CONTEXT_DIR, DB_NAME)
 
 
 def default_db_path(root: Path) -> Path:
@@ -64,22 +91,30 @@ def resolve_db_path(
     explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None
 ) -> Path:
     """Explicit path, else ``$CTXMODE_DB``, else the default under the project root of ``cwd``."""
+    from pathlib import Path
+
     if explicit:
         return Path(explicit).expanduser().resolve()
-    env = os.environ.get(ENV_DB)
-    if env:
-        return Path(env).expanduser().resolve()
-    return default_db_path(find_project_root(cwd))
+    return Path(db_path_for(find_root(cwd)))
+
+
+def root_dir_for_db(db_path: str | os.PathLike[str]) -> str:
+    """Default project root of a store file: the parent of ``.context``, else its folder."""
+    parent = os.path.dirname(os.path.realpath(db_path))
+    return os.path.dirname(parent) if os.path.basename(parent) == CONTEXT_DIR else parent
 
 
 def root_for_db(db_path: Path) -> Path:
     """Default project root of a store file: the parent of ``.context``, else its folder."""
-    parent = db_path.resolve().parent
-    return parent.parent if parent.name == CONTEXT_DIR else parent
+    from pathlib import Path
+
+    return Path(root_dir_for_db(db_path))
 
 
 def claude_project_dir() -> Path | None:
     """``$CLAUDE_PROJECT_DIR`` as a path when set (the agent's project), else None."""
+    from pathlib import Path
+
     value = os.environ.get(ENV_CLAUDE_PROJECT_DIR, "").strip()
     return Path(value).expanduser() if value else None
 
@@ -89,11 +124,11 @@ def is_disabled() -> bool:
     return os.environ.get(ENV_DISABLE, "").strip().lower() in {"1", "true", "yes", "on"}
 
 
-def load_settings(root: Path) -> Settings:
+def load_settings(root: str | os.PathLike[str]) -> Settings:
     """Settings for a project; a missing or unreadable config file gives the defaults."""
-    path = root / CONTEXT_DIR / CONFIG_NAME
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(os.path.join(root, CONTEXT_DIR, CONFIG_NAME), encoding="utf-8") as handle:
+            text = handle.read()
     except (OSError, UnicodeDecodeError):
         return Settings()
     import tomllib  # only when a config file exists: hooks start faster without it
@@ -122,5 +157,7 @@ def load_settings(root: Path) -> Settings:
 
 def home_dir() -> Path:
     """The user's home folder ($HOME, else the OS's answer): where agents keep user-scope config."""
+    from pathlib import Path
+
     home = os.environ.get("HOME")
     return Path(home) if home else Path.home()

@@ -16,9 +16,14 @@ from __future__ import annotations
 import functools
 import json
 import re
-from typing import Any, NamedTuple
 
 from ctxmode.redact import redact
+
+TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time (see _lean)
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from ctxmode._lean import NamedTuple
 
 #: Category -> priority (1 = most important). Order = snapshot order within a tier.
 CATEGORIES: dict[str, int] = {

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+
+TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time (see _lean)
+if TYPE_CHECKING:
+    from typing import Any
 
 Replacement = str | Callable[[re.Match[str]], str]
 

@@ -14,12 +14,11 @@ Invariants:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import time
-from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ctxmode._lean import sha256_hex
 from ctxmode.events import (
     CATEGORIES,
     EventRecord,
@@ -30,9 +29,14 @@ from ctxmode.events import (
 )
 from ctxmode.redact import redact, redact_value
 
+TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time (see _lean)
 if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+
     from ctxmode.models import Event, Session
     from ctxmode.store import Store
+else:
+    from ctxmode._lean import NamedTuple
 
 __all__ = [
     "CATEGORIES",
@@ -67,7 +71,7 @@ class RecordResult(NamedTuple):
 def content_hash(rec: EventRecord) -> str:
     """``sha256:<hex>`` of the record's category, type and data."""
     body = json.dumps([rec.category, rec.type, rec.data], sort_keys=True, ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(body.encode("utf-8")).hexdigest()
+    return "sha256:" + sha256_hex(body.encode("utf-8"))
 
 
 # -- hook_state ------------------------------------------------------------------------------
@@ -102,7 +106,7 @@ def pop_state(conn: sqlite3.Connection, session_id: str, key: str) -> Any:
 
 
 def _short_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:16]
+    return sha256_hex(text.encode("utf-8", "replace"))[:16]
 
 
 def note_pre_tool_use(store: Store, ev: NormalizedHookEvent, now_ms: int | None = None) -> None:

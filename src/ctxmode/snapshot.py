@@ -17,12 +17,16 @@ from __future__ import annotations
 import json
 import re
 import time
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ctxmode.events import CATEGORIES
 
+TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time (see _lean)
 if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+
     from ctxmode.store import Store
+else:
+    from ctxmode._lean import NamedTuple
 
 __all__ = [
     "MIN_BUDGET",
@@ -292,7 +296,7 @@ def _errors(
 
 def _candidates(store: Store, session_id: str) -> list[_Item]:
     loaded = _load(store, session_id)
-    root = str(store.root)
+    root = store.root_dir
     items: list[_Item] = []
     for category in SECTIONS:
         events = loaded.get(category, [])

@@ -9,17 +9,11 @@ methods here are their public face so that callers hold one object.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import getpass
 import os
 import sqlite3
 import sys
 import time
-from collections.abc import Iterator, Sequence
-from pathlib import Path
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
 
 from ctxmode import config, schema
 from ctxmode.errors import (
@@ -29,7 +23,15 @@ from ctxmode.errors import (
     StoreUnavailable,
 )
 
+# Hooks open a store on every tool call: no typing, pathlib, contextlib or getpass at import
+# time (see ``_lean``); ``path`` and ``root`` become ``Path`` objects only when asked for.
+TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
+    from types import TracebackType
+    from typing import Any, Self
+
     from ctxmode.models import (
         CleanupReport,
         Context,
@@ -49,7 +51,7 @@ def _is_locked(exc: BaseException) -> bool:
     )
 
 
-def translate_sqlite_error(exc: sqlite3.Error, path: Path) -> StoreError:
+def translate_sqlite_error(exc: sqlite3.Error, path: str | os.PathLike[str]) -> StoreError:
     """Map a raw sqlite3 error to a ``StoreError`` that says what to do."""
     text = str(exc).lower()
     if "not a database" in text or "malformed" in text or "corrupt" in text:
@@ -106,23 +108,24 @@ def is_environmental(exc: BaseException) -> bool:
     )
 
 
-def _prepare_file(path: Path) -> None:
+def _prepare_file(path: str) -> None:
     """Create the folder (0700) and an empty file (0600) before SQLite touches them.
 
     A ``.context`` folder also gets a ``.gitignore`` of ``*``, so git never sees the store and
     the user's own ``.gitignore`` needs no edit.
     """
-    if path.exists() and not path.is_file():
+    if os.path.exists(path) and not os.path.isfile(path):
         raise StoreUnavailable(f"{path} exists and is not a file; pass a file path with --db")
     try:
-        folder = path.parent
-        if not folder.exists():
-            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if folder.name == config.CONTEXT_DIR:
-            ignore = folder / ".gitignore"
-            if not ignore.exists():
-                ignore.write_text("*\n", encoding="utf-8")
-        if not path.exists():
+        folder = os.path.dirname(path)
+        if not os.path.exists(folder):
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+        if os.path.basename(folder) == config.CONTEXT_DIR:
+            ignore = os.path.join(folder, ".gitignore")
+            if not os.path.exists(ignore):
+                with open(ignore, "w", encoding="utf-8") as handle:
+                    handle.write("*\n")
+        if not os.path.exists(path):
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             os.close(fd)
     except FileExistsError:
@@ -134,7 +137,7 @@ def _prepare_file(path: Path) -> None:
         ) from exc
 
 
-def _connect(path: Path) -> sqlite3.Connection:
+def _connect(path: str) -> sqlite3.Connection:
     conn = sqlite3.connect(
         path,
         timeout=config.BUSY_TIMEOUT_MS / 1000,
@@ -156,20 +159,69 @@ def _connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def quarantine(path: Path, now: float | None = None) -> Path:
+def quarantine(path: str | os.PathLike[str], now: float | None = None) -> str:
     """Move a bad store file (and its WAL/SHM) aside under a timestamped name; return it."""
+    path = os.fspath(path)
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now or time.time()))
-    target = path.with_name(f"{path.name}.bad-{stamp}")
+    target = f"{path}.bad-{stamp}"
     n = 1
-    while target.exists():
-        target = path.with_name(f"{path.name}.bad-{stamp}-{n}")
+    while os.path.exists(target):
+        target = f"{path}.bad-{stamp}-{n}"
         n += 1
     os.replace(path, target)
     for suffix in ("-wal", "-shm"):
-        side = path.with_name(path.name + suffix)
-        if side.exists():
-            os.replace(side, target.with_name(target.name + suffix))
+        if os.path.exists(path + suffix):
+            os.replace(path + suffix, target + suffix)
     return target
+
+
+class _Transaction:
+    """``Store.transaction()``: a class, not ``contextlib.contextmanager`` (hook import cost)."""
+
+    __slots__ = ("_savepoint", "store")
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._savepoint: str | None = None
+
+    def __enter__(self) -> sqlite3.Connection:
+        conn = self.store.conn
+        if conn.in_transaction:
+            self._savepoint = f"sp_{id(self)}"
+            conn.execute(f"SAVEPOINT {self._savepoint}")
+        else:
+            self.store._begin()
+        return conn
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        conn, name = self.store.conn, self._savepoint
+        if name is not None:
+            if exc is not None:
+                conn.execute(f"ROLLBACK TO {name}")
+            conn.execute(f"RELEASE {name}")
+            return
+        if exc is not None:
+            try:  # noqa: SIM105 - contextlib costs a hook ~1.6 ms to import
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            if isinstance(exc, sqlite3.Error) and is_environmental(exc):
+                # Read-only, full, damaged or locked: the user's to fix, so say how.
+                raise translate_sqlite_error(exc, self.store.db_file) from exc
+            return
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.Error as error:
+            try:  # noqa: SIM105 - see above
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            raise translate_sqlite_error(error, self.store.db_file) from error
 
 
 class Store:
@@ -178,19 +230,41 @@ class Store:
     def __init__(
         self,
         conn: sqlite3.Connection,
-        path: Path,
-        root: Path,
+        path: str | os.PathLike[str],
+        root: str | os.PathLike[str],
         settings: config.Settings,
-        recovered_from: Path | None = None,
+        recovered_from: str | os.PathLike[str] | None = None,
     ) -> None:
         self.conn = conn
-        self.path = path
-        self.root = root
+        #: The store file and the project root as strings (cheap); ``path``/``root`` as Paths.
+        self.db_file = os.fspath(path)
+        self.root_dir = os.fspath(root)
         self.settings = settings
         #: Where a corrupt file was moved when ``open(recover=True)`` replaced it.
-        self.recovered_from = recovered_from
+        self.recovered_file = None if recovered_from is None else os.fspath(recovered_from)
         #: Attempts at the write lock before ``StoreUnavailable`` (see ``limit_lock_wait``).
         self.lock_retries = config.LOCKED_RETRIES
+
+    @functools.cached_property
+    def path(self) -> Path:
+        """The store file."""
+        from pathlib import Path
+
+        return Path(self.db_file)
+
+    @functools.cached_property
+    def root(self) -> Path:
+        """The project root that stored file paths are relative to."""
+        from pathlib import Path
+
+        return Path(self.root_dir)
+
+    @property
+    def recovered_from(self) -> Path | None:
+        """Where ``open(recover=True)`` moved an unusable file, if it did."""
+        from pathlib import Path
+
+        return None if self.recovered_file is None else Path(self.recovered_file)
 
     def limit_lock_wait(self, busy_timeout_ms: int, retries: int) -> None:
         """Bound how long a write waits for another process's lock.
@@ -218,12 +292,12 @@ class Store:
         holds ``.context``). With ``recover=True`` a corrupt file or another program's database
         is moved aside and a fresh store is started; ``recovered_from`` names the kept file.
         """
-        db_path = Path(path).expanduser().absolute()
-        project_root = Path(root).resolve() if root else config.root_for_db(db_path)
-        if not create and not db_path.exists():
+        db_path = os.path.abspath(os.path.expanduser(path))
+        project_root = os.path.realpath(root) if root else config.root_dir_for_db(db_path)
+        if not create and not os.path.exists(db_path):
             raise StoreUnavailable(f"no ctxmode store at {db_path}; run `ctxmode init` first")
         _prepare_file(db_path)
-        recovered: Path | None = None
+        recovered: str | None = None
         try:
             conn = cls._open_checked(db_path)
         except (CorruptDatabase, NotACtxmodeDatabase) as exc:
@@ -239,7 +313,7 @@ class Store:
         return cls(conn, db_path, project_root, config.load_settings(project_root), recovered)
 
     @staticmethod
-    def _open_checked(db_path: Path) -> sqlite3.Connection:
+    def _open_checked(db_path: str) -> sqlite3.Connection:
         try:
             conn = _connect(db_path)
         except sqlite3.Error as exc:
@@ -277,41 +351,14 @@ class Store:
 
     # -- transactions ------------------------------------------------------------------------
 
-    @contextlib.contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
+    def transaction(self) -> _Transaction:
         """A short write transaction (``BEGIN IMMEDIATE``), nested via SAVEPOINT.
 
-        Waiting for the write lock is bounded: busy_timeout per attempt, then a few retries with
-        exponential backoff, then ``StoreUnavailable``.
+        Use as ``with store.transaction() as conn:``. Waiting for the write lock is bounded:
+        busy_timeout per attempt, then a few retries with exponential backoff, then
+        ``StoreUnavailable``.
         """
-        conn = self.conn
-        if conn.in_transaction:
-            name = f"sp_{id(object())}"
-            conn.execute(f"SAVEPOINT {name}")
-            try:
-                yield conn
-            except BaseException:
-                conn.execute(f"ROLLBACK TO {name}")
-                conn.execute(f"RELEASE {name}")
-                raise
-            conn.execute(f"RELEASE {name}")
-            return
-        self._begin()
-        try:
-            yield conn
-        except BaseException as exc:
-            with contextlib.suppress(sqlite3.Error):
-                conn.execute("ROLLBACK")
-            if isinstance(exc, sqlite3.Error) and is_environmental(exc):
-                # Read-only, full, damaged or locked: the user's to fix, so say how.
-                raise translate_sqlite_error(exc, self.path) from exc
-            raise
-        try:
-            conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            with contextlib.suppress(sqlite3.Error):
-                conn.execute("ROLLBACK")
-            raise translate_sqlite_error(exc, self.path) from exc
+        return _Transaction(self)
 
     def _begin(self) -> None:
         for attempt in range(self.lock_retries):
@@ -320,7 +367,7 @@ class Store:
                 return
             except sqlite3.OperationalError as exc:
                 if not _is_locked(exc) or attempt == self.lock_retries - 1:
-                    raise translate_sqlite_error(exc, self.path) from exc
+                    raise translate_sqlite_error(exc, self.db_file) from exc
                 time.sleep(config.LOCKED_BACKOFF_S * (2**attempt))
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
@@ -337,6 +384,8 @@ class Store:
     @functools.cached_property
     def default_owner(self) -> str:
         """The OS user, looked up once per store (a passwd lookup costs ~0.1 ms)."""
+        import getpass
+
         try:
             return getpass.getuser()
         except Exception:  # noqa: BLE001 - no passwd entry in some containers

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 from ctxmode.events import NormalizedHookEvent
+
+TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time (see _lean)
+if TYPE_CHECKING:
+    from typing import Any
 
 AGENTS: tuple[str, ...] = ("claude-code", "gemini-cli", "codex", "cursor", "vscode", "opencode")
 

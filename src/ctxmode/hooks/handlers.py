@@ -9,11 +9,13 @@ block (no ``decision: block``), so they cannot loop.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
 
 from ctxmode import events, sessions
 
+TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time (see _lean)
 if TYPE_CHECKING:
+    from typing import Any
+
     from ctxmode import snapshot
     from ctxmode.events import NormalizedHookEvent
     from ctxmode.store import Store
@@ -62,7 +64,7 @@ def handle(
         if ev.tool_name:
             sessions.note_pre_tool_use(store, ev)
         return None
-    project = str(store.root)
+    project = store.root_dir
     if kind in ("post_tool_use", "post_tool_use_failure"):
         sessions.record(
             store, ev, events.extract(ev), idempotency_key=idempotency_key, project_dir=project
@@ -114,7 +116,7 @@ def _pre_compact(
 ) -> dict[str, Any] | None:
     from ctxmode import snapshot
 
-    sessions.record(store, ev, [], idempotency_key=None, project_dir=str(store.root))
+    sessions.record(store, ev, [], idempotency_key=None, project_dir=store.root_dir)
     snap = snapshot.build_snapshot(store, ev.session_id)
     snapshot_id = snapshot.save(store, snap)
     if ev.agent in _INJECT_ON_PROMPT | _INJECT_ON_TOOL:

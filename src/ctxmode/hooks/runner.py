@@ -81,7 +81,7 @@ def main(argv: list[str]) -> int:
         raw = _read_stdin()
         import os
 
-        where["root"] = config.find_project_root()
+        where["root"] = config.find_root()
         if event is None:
             log(where["root"], "WARN", f"no hook event given; {USAGE}")
             return 0
@@ -104,8 +104,8 @@ def _run(
 ) -> dict[str, object] | None:
     """Parse, normalize, open the project's store and dispatch; ``where`` learns the root."""
     import json
+    import os
     import re
-    from pathlib import Path
 
     from ctxmode import config
     from ctxmode.hooks import adapters
@@ -115,10 +115,10 @@ def _run(
     try:
         payload = json.loads(raw)
     except (ValueError, RecursionError) as exc:  # RecursionError: nesting deeper than ~1000
-        log(config.find_project_root(), "WARN", f"{event}: payload is not JSON ({exc})")
+        log(config.find_root(), "WARN", f"{event}: payload is not JSON ({exc})")
         return None
     if not isinstance(payload, dict):
-        log(config.find_project_root(), "WARN", f"{event}: payload is not a JSON object")
+        log(config.find_root(), "WARN", f"{event}: payload is not a JSON object")
         return None
     if b"\\u" in raw and re.search(rb"\\u[dD][89a-fA-F]", raw):
         # A ``\udc80`` escape decodes to a lone surrogate, which SQLite cannot store.
@@ -127,7 +127,7 @@ def _run(
         payload = scrub_surrogates(payload)
     if agent not in adapters.AGENTS:
         log(
-            config.find_project_root(),
+            config.find_root(),
             "WARN",
             f"unknown agent {agent!r}; reading it as claude-code",
         )
@@ -135,29 +135,29 @@ def _run(
     ev = adapters.normalize(agent, event, payload)
     if ev is None:
         return None
-    cwd = Path(ev.cwd) if ev.cwd and Path(ev.cwd).is_dir() else Path(process_cwd)
-    root = config.find_project_root(cwd)
+    cwd = ev.cwd if ev.cwd and os.path.isdir(ev.cwd) else process_cwd
+    root = config.find_root(cwd)
     where["root"] = root
     if config.load_settings(root).disabled:
         return None
-    db_path = config.resolve_db_path(cwd=root)
+    db_path = config.db_path_for(root)
 
     from ctxmode.hooks import handlers
     from ctxmode.store import Store, is_damage, quarantine
 
     key = None
     if ev.kind not in ("session_start", "pre_compact", "session_end"):
-        import hashlib
+        from ctxmode._lean import sha256_hex
 
         # Canonical JSON, not the raw bytes: an agent that re-serialises a retried payload
         # (other key order or spacing) still sends the same call.
         canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"))
-        key = hashlib.sha256(f"{ev.kind}\0{canonical}".encode()).hexdigest()[:32]
+        key = sha256_hex(f"{ev.kind}\0{canonical}".encode())[:32]
     for attempt in (1, 2):
         store = Store.open(db_path, root=root, recover=True)
         try:
-            if store.recovered_from is not None:
-                log(root, "WARN", f"unusable store moved aside to {store.recovered_from}")
+            if store.recovered_file is not None:
+                log(root, "WARN", f"unusable store moved aside to {store.recovered_file}")
             store.limit_lock_wait(HOOK_BUSY_TIMEOUT_MS, HOOK_LOCK_RETRIES)
             return handlers.handle(store, ev, key)
         except Exception as exc:
