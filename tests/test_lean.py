@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import hashlib
 import pickle
+import re
 import typing
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctxmode import _lean
 from ctxmode.config import Settings
 from ctxmode.events import EventRecord
+from ctxmode.hooks.adapters import find_uuid
 
 
 class Point(_lean.NamedTuple):  # type: ignore[misc]
@@ -69,3 +73,33 @@ def test_hook_path_records_are_lean_namedtuples() -> None:
 @pytest.mark.parametrize("data", [b"", b"abc", "数据 ✓".encode(), bytes(range(256)) * 50])
 def test_sha256_hex_equals_hashlib(data: bytes) -> None:
     assert _lean.sha256_hex(data) == hashlib.sha256(data).hexdigest()
+
+
+_UUID_RE = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="0123456789abcdefgABF-x/.", max_size=90))
+def test_find_uuid_agrees_with_the_regex(text: str) -> None:
+    m = _UUID_RE.search(text)
+    assert find_uuid(text) == (m.group(0) if m else None)
+
+
+def test_find_uuid_in_transcript_names() -> None:
+    sid = "5f0c1e2a-7b3d-4c8e-9a10-2b3c4d5e6f70"
+    assert find_uuid(f"{sid}.jsonl") == sid
+    assert find_uuid(f"rollout-2026-11-30T06-17-46-{sid.upper()}.jsonl") == sid.upper()
+    assert find_uuid("no-uuid-here.jsonl") is None
+
+
+def test_lazy_regex_behaves_like_a_compiled_pattern() -> None:
+    lazy = _lean.LazyRegex(r"(\w+)=(\d+)", re.ASCII)
+    compiled = re.compile(r"(\w+)=(\d+)", re.ASCII)
+    text = "a=1, bb=22 c=x"
+    assert lazy.findall(text) == compiled.findall(text)
+    assert lazy.sub(r"\1", text) == compiled.sub(r"\1", text)
+    assert [m.span() for m in lazy.finditer(text)] == [m.span() for m in compiled.finditer(text)]
+    assert lazy.split(text) == compiled.split(text)
+    assert lazy.match(text) is not None and lazy.fullmatch(text) is None

@@ -17,6 +17,7 @@ import functools
 import json
 import re
 
+from ctxmode._lean import LazyRegex
 from ctxmode.redact import redact
 
 TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time (see _lean)
@@ -145,20 +146,20 @@ def _rec(category: str, type_: str, **data: Any) -> EventRecord:
 
 # -- shell commands --------------------------------------------------------------------------
 
-_EXPORT = re.compile(r"""\b(export\s+[A-Za-z_][A-Za-z0-9_]*=)("[^"]*"|'[^']*'|\S*)""")
-_SEGMENT_SPLIT = re.compile(r"\s*(?:&&|\|\||;|\n)\s*")
-_INSTALL = re.compile(
+_EXPORT = LazyRegex(r"""\b(export\s+[A-Za-z_][A-Za-z0-9_]*=)("[^"]*"|'[^']*'|\S*)""")
+_SEGMENT_SPLIT = LazyRegex(r"\s*(?:&&|\|\||;|\n)\s*")
+_INSTALL = LazyRegex(
     r"^(?:sudo\s+)?(?:python3?\s+-m\s+)?(pip3?|uv(?:\s+pip)?|poetry|pipx|conda|mamba|npm|pnpm|"
     r"yarn|bun|cargo|go|gem|apt(?:-get)?|brew|dnf|yum|apk)\s+(install|add|i|get|sync)\b"
 )
-_ENV_SETUP = re.compile(
+_ENV_SETUP = LazyRegex(
     r"^(?:source|\.)\s+\S*activate\b|^(?:python3?|uv)\s+(?:-m\s+)?venv\b|^nvm\s+use\b|"
     r"^pyenv\s+(?:local|shell)\b|^conda\s+activate\b"
 )
 _GIT_READONLY = frozenset(
     {"status", "log", "diff", "show", "blame", "ls-files", "rev-parse", "grep", "describe"}
 )
-_GIT_MSG = re.compile(r"""(?:\s-[a-zA-Z]*m|\s--message)(?:=|\s+)("[^"]*"|'[^']*'|\S+)""")
+_GIT_MSG = LazyRegex(r"""(?:\s-[a-zA-Z]*m|\s--message)(?:=|\s+)("[^"]*"|'[^']*'|\S+)""")
 
 
 def mask_exports(command: str) -> str:
@@ -276,8 +277,8 @@ def _intent_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
     )
 
 
-_URL = re.compile(r"https?://[^\s<>\"'`)\]]+")
-_ISSUE_REF = re.compile(r"(?<![\w&/])#(\d{1,7})\b")
+_URL = LazyRegex(r"https?://[^\s<>\"'`)\]]+")
+_ISSUE_REF = LazyRegex(r"(?<![\w&/])#(\d{1,7})\b")
 
 
 def external_refs(text: str) -> list[EventRecord]:
@@ -364,8 +365,8 @@ def call_fingerprint(ev: NormalizedHookEvent) -> str:
     return f"{ev.tool_name}:{json.dumps(ev.tool_input, sort_keys=True, default=str)[:2000]}"
 
 
-_ERROR_TYPE = re.compile(r"\b([A-Z][A-Za-z0-9_]*(?:Error|Exception|Failure))\b")
-_EXIT_CODE = re.compile(r"(?i)exit (?:code|status)[:\s]+(\d+)")
+_ERROR_TYPE = LazyRegex(r"\b([A-Z][A-Za-z0-9_]*(?:Error|Exception|Failure))\b")
+_EXIT_CODE = LazyRegex(r"(?i)exit (?:code|status)[:\s]+(\d+)")
 
 
 def error_summary(message: str) -> tuple[str, str]:

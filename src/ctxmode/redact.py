@@ -10,27 +10,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from ctxmode._lean import LazyRegex
+
 TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time (see _lean)
 if TYPE_CHECKING:
     from typing import Any
 
 Replacement = str | Callable[[re.Match[str]], str]
-
-
-class _Lazy:
-    """A regular expression compiled on first use: hooks start without compiling all of them."""
-
-    __slots__ = ("_compiled", "_flags", "_source")
-
-    def __init__(self, source: str, flags: int = 0) -> None:
-        self._source = source
-        self._flags = flags
-        self._compiled: re.Pattern[str] | None = None
-
-    def sub(self, replacement: Replacement, text: str) -> str:
-        if self._compiled is None:
-            self._compiled = re.compile(self._source, self._flags)
-        return self._compiled.sub(replacement, text)
 
 
 #: Lower-case fragments of the secret-looking names ``_SECRET_NAME`` matches.
@@ -46,7 +32,7 @@ _SECRET_NAME = (
 #: (``getpass.getpass()``, ``os.environ['X']``), a variable reference (``$TOKEN``, ``%PASS%``),
 #: a dotted name (``self.token``, ``settings.api_key``) or a number of at most 4 digits
 #: (``MIN_LENGTH = 12``).
-_CODE_VALUE = re.compile(
+_CODE_VALUE = LazyRegex(
     r"^(?:[^\"']*[(\[{].*|[$%].*|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+\.?|\d{1,4})$"
 )
 
@@ -55,10 +41,10 @@ def _assignment(m: re.Match[str]) -> str:
     return m.group(0) if _CODE_VALUE.match(m.group(2)) else m.group(1) + "[REDACTED:secret]"
 
 
-_PATTERNS: tuple[tuple[str, _Lazy, Replacement], ...] = (
+_PATTERNS: tuple[tuple[str, LazyRegex, Replacement], ...] = (
     (
         "private_key",
-        _Lazy(
+        LazyRegex(
             r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
             r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
             re.DOTALL,
@@ -67,43 +53,43 @@ _PATTERNS: tuple[tuple[str, _Lazy, Replacement], ...] = (
     ),
     (
         "jwt",
-        _Lazy(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+        LazyRegex(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
         "[REDACTED:jwt]",
     ),
     (
         "aws_access_key",
-        _Lazy(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b"),
+        LazyRegex(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b"),
         "[REDACTED:aws]",
     ),
     (
         "github_token",
-        _Lazy(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})"),
+        LazyRegex(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})"),
         "[REDACTED:github]",
     ),
-    ("gitlab_token", _Lazy(r"\bglpat-[A-Za-z0-9_-]{20,}"), "[REDACTED:gitlab]"),
-    ("slack_token", _Lazy(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), "[REDACTED:slack]"),
+    ("gitlab_token", LazyRegex(r"\bglpat-[A-Za-z0-9_-]{20,}"), "[REDACTED:gitlab]"),
+    ("slack_token", LazyRegex(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), "[REDACTED:slack]"),
     (
         "slack_webhook",
-        _Lazy(r"https://hooks\.slack\.com/services/[A-Za-z0-9/]+"),
+        LazyRegex(r"https://hooks\.slack\.com/services/[A-Za-z0-9/]+"),
         "[REDACTED:slack_webhook]",
     ),
-    ("anthropic_key", _Lazy(r"\bsk-ant-[A-Za-z0-9_-]{20,}"), "[REDACTED:anthropic]"),
+    ("anthropic_key", LazyRegex(r"\bsk-ant-[A-Za-z0-9_-]{20,}"), "[REDACTED:anthropic]"),
     (
         "openai_key",
-        _Lazy(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
+        LazyRegex(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
         "[REDACTED:openai]",
     ),
     (
         "stripe_key",
-        _Lazy(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"),
+        LazyRegex(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"),
         "[REDACTED:stripe]",
     ),
-    ("google_api_key", _Lazy(r"\bAIza[0-9A-Za-z_-]{35}\b"), "[REDACTED:google]"),
-    ("npm_token", _Lazy(r"\bnpm_[A-Za-z0-9]{36}\b"), "[REDACTED:npm]"),
+    ("google_api_key", LazyRegex(r"\bAIza[0-9A-Za-z_-]{35}\b"), "[REDACTED:google]"),
+    ("npm_token", LazyRegex(r"\bnpm_[A-Za-z0-9]{36}\b"), "[REDACTED:npm]"),
     (
         "authorization",
         # Also as a JSON key ("Authorization": "...") and in JSON-escaped text (\"...\").
-        _Lazy(
+        LazyRegex(
             r"(?i)\b((?:proxy-)?authorization(?:\\?[\"'])?\s*[:=]\s*(?:\\?[\"'])?)"
             r"(?:(?:bearer|basic|token|digest)\s+)?[^\s\"',;\\]+"
         ),
@@ -111,17 +97,17 @@ _PATTERNS: tuple[tuple[str, _Lazy, Replacement], ...] = (
     ),
     (
         "bearer",
-        _Lazy(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{12,}"),
+        LazyRegex(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{12,}"),
         r"\1[REDACTED:auth]",
     ),
     (
         "url_credentials",
-        _Lazy(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s:/@]+:)[^\s@/]+(@)"),
+        LazyRegex(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s:/@]+:)[^\s@/]+(@)"),
         r"\1[REDACTED:url_password]\2",
     ),
     (
         "url_token_param",
-        _Lazy(
+        LazyRegex(
             r"(?i)([?&](?:access_token|token|api_key|apikey|key|secret|password|sig|signature)=)"
             r"[^&\s#\"']+"
         ),
@@ -129,7 +115,7 @@ _PATTERNS: tuple[tuple[str, _Lazy, Replacement], ...] = (
     ),
     (
         "assignment",
-        _Lazy(
+        LazyRegex(
             r"(?i)\b((?:export\s+|set\s+|\$env:)?" + _SECRET_NAME + r"\s*[:=]\s*)"
             r"(\\\"[^\"\n\\]*\\\"|\"[^\"\n]*\"|'[^'\n]*'|[^\s\"',;\\]+)"
         ),
@@ -138,12 +124,12 @@ _PATTERNS: tuple[tuple[str, _Lazy, Replacement], ...] = (
     (
         "json_secret",
         # Plain JSON and JSON-escaped inside another string (a dumped payload, a log line).
-        _Lazy(r"(?i)(\\?\"" + _SECRET_NAME + r"\\?\"\s*:\s*)(\\?\")(?:[^\"\n\\]|\\[^\"\n])*\2"),
+        LazyRegex(r"(?i)(\\?\"" + _SECRET_NAME + r"\\?\"\s*:\s*)(\\?\")(?:[^\"\n\\]|\\[^\"\n])*\2"),
         r"\1\2[REDACTED:secret]\2",
     ),
 )
 
-_PRIVATE = _Lazy(r"<private>.*?(?:</private>|\Z)", re.DOTALL | re.IGNORECASE)
+_PRIVATE = LazyRegex(r"<private>.*?(?:</private>|\Z)", re.DOTALL | re.IGNORECASE)
 
 #: Lower-case substrings at least one of which every match of a pattern contains. A text
 #: without any of them skips the pattern (and never compiles it).
@@ -163,7 +149,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "authorization": ("authorization",),
     "bearer": ("bearer",),
     "url_credentials": ("://",),
-    "url_token_param": ("=",),
+    "url_token_param": ("token", "key", "secret", "password", "sig"),
     "assignment": _KEYWORDS,
     "json_secret": _KEYWORDS,
 }
@@ -190,7 +176,7 @@ def redact(text: str) -> str:
 
 
 def _per_line(
-    text: str, pattern: _Lazy, replacement: Replacement, triggers: tuple[str, ...]
+    text: str, pattern: LazyRegex, replacement: Replacement, triggers: tuple[str, ...]
 ) -> str:
     lines = text.split("\n")
     for i, line in enumerate(lines):
@@ -220,7 +206,7 @@ def redact_value(value: Any) -> Any:
     return value
 
 
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_SURROGATE = LazyRegex(r"[\ud800-\udfff]")
 
 
 def scrub_surrogates(value: Any) -> Any:

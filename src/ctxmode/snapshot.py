@@ -18,6 +18,7 @@ import json
 import re
 import time
 
+from ctxmode._lean import LazyRegex
 from ctxmode.events import CATEGORIES
 
 TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time (see _lean)
@@ -83,8 +84,8 @@ _HIDDEN_FIELDS = frozenset({"tool", "key"})
 _TEXT_CHARS = {"prompt": 120, "plan": 300, "agent_finding": 200, "data": 100, "mcp_tool": 80}
 REQUEST_CHARS = 300
 
-_INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-_ATTR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+_INVALID_XML = LazyRegex("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_ATTR_NAME = LazyRegex(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
 
 def xml_text(value: object) -> str:

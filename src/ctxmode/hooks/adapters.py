@@ -9,7 +9,6 @@ payloads: missing fields become ``None``/empty and unknown events return ``None`
 from __future__ import annotations
 
 import json
-import re
 
 from ctxmode.events import NormalizedHookEvent
 
@@ -125,14 +124,34 @@ _INPUT_KEYS = {
     "newSource": "new_source",
 }
 
-_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_HEX = frozenset("0123456789abcdefABCDEF")
+_UUID_DASHES = (8, 13, 18, 23)
+
+
+def find_uuid(text: str) -> str | None:
+    """The leftmost ``8-4-4-4-12`` hex UUID in ``text`` (a scan: no regex to compile per hook)."""
+    dash = text.find("-", 8)
+    while dash != -1:
+        candidate = text[dash - 8 : dash + 28]
+        if (
+            len(candidate) == 36
+            and all(candidate[i] == "-" for i in _UUID_DASHES)
+            and all(c in _HEX for i, c in enumerate(candidate) if i not in _UUID_DASHES)
+        ):
+            return candidate
+        dash = text.find("-", dash + 1)
+    return None
+
+
+#: Separators dropped from event names (``str.translate``: no regex compile per hook call).
+_NAME_PUNCTUATION = str.maketrans("", "", "-_.")
 
 
 def event_kind(name: str | None) -> str | None:
     """Hook kind of an event name in any agent's spelling (``post-tool-use``, ``AfterTool``...)."""
     if not name:
         return None
-    return _EVENT_KINDS.get(re.sub(r"[-_.\s]", "", name).lower())
+    return _EVENT_KINDS.get("".join(name.translate(_NAME_PUNCTUATION).split()).lower())
 
 
 def canonical_tool(name: str | None) -> str | None:
@@ -182,9 +201,9 @@ def session_id_of(payload: dict[str, Any]) -> str:
     transcript = _s(payload.get("transcript_path")) or _s(payload.get("transcriptPath"))
     if transcript:
         name = transcript.replace("\\", "/").rsplit("/", 1)[-1]
-        m = _UUID.search(name)
-        if m:
-            return m.group(0).lower()
+        found = find_uuid(name)
+        if found:
+            return found.lower()
     sid = _first(payload, "session_id", "sessionId", "sessionID", "conversation_id", "thread-id")
     return sid or "unknown"
 
@@ -273,7 +292,7 @@ def _vscode(kind: str, raw_name: str, payload: dict[str, Any]) -> NormalizedHook
 
 
 def _cursor(kind: str, raw_name: str, payload: dict[str, Any]) -> NormalizedHookEvent:
-    name = re.sub(r"[-_]", "", raw_name).lower()
+    name = raw_name.translate(_NAME_PUNCTUATION).lower()
     extra: dict[str, Any] = {}
     if name in ("aftershellexecution", "beforeshellexecution"):
         extra = {

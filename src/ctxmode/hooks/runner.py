@@ -69,8 +69,17 @@ def _read_stdin() -> bytes | None:
     return None if len(data) > MAX_PAYLOAD_BYTES else data
 
 
-def main(argv: list[str]) -> int:
-    """Run one hook call; always returns 0 (fail open)."""
+#: Stores the hook leaves open for ``os._exit`` (see ``main``'s ``keep_store_open``).
+_KEPT_OPEN: list[object] = []
+
+
+def main(argv: list[str], *, keep_store_open: bool = False) -> int:
+    """Run one hook call; always returns 0 (fail open).
+
+    ``keep_store_open``: leave the store's connection open after a successful call, for a
+    process that ends with ``os._exit`` next: closing SQLite's last connection checkpoints the
+    WAL (an fsync) on every tool call, while SQLite checkpoints on its own every 1000 pages.
+    """
     where: dict[str, object] = {"root": "."}
     try:
         from ctxmode import config
@@ -88,7 +97,7 @@ def main(argv: list[str]) -> int:
         if raw is None:
             log(where["root"], "WARN", f"{event}: payload over {MAX_PAYLOAD_BYTES} bytes dropped")
             return 0
-        output = _run(event, agent, raw, os.getcwd(), where)
+        output = _run(event, agent, raw, os.getcwd(), where, keep_store_open)
         if output is not None:
             import json
 
@@ -100,7 +109,12 @@ def main(argv: list[str]) -> int:
 
 
 def _run(
-    event: str, agent: str, raw: bytes, process_cwd: str, where: dict[str, object]
+    event: str,
+    agent: str,
+    raw: bytes,
+    process_cwd: str,
+    where: dict[str, object],
+    keep_open: bool = False,
 ) -> dict[str, object] | None:
     """Parse, normalize, open the project's store and dispatch; ``where`` learns the root."""
     import json
@@ -159,15 +173,20 @@ def _run(
             if store.recovered_file is not None:
                 log(root, "WARN", f"unusable store moved aside to {store.recovered_file}")
             store.limit_lock_wait(HOOK_BUSY_TIMEOUT_MS, HOOK_LOCK_RETRIES)
-            return handlers.handle(store, ev, key)
-        except Exception as exc:
+            result = handlers.handle(store, ev, key)
+        except BaseException as exc:
+            store.close()
             # Damage inside the file (a bad index page, say) shows only when a statement
             # touches it, after the store opened fine: recover as ``Store.open`` does, once.
-            if attempt == 2 or not is_damage(exc):
+            if attempt == 2 or not isinstance(exc, Exception) or not is_damage(exc):
                 raise
             damage = exc
-        finally:
-            store.close()
+        else:
+            if keep_open and not store.conn.in_transaction:
+                _KEPT_OPEN.append(store)  # closed by the process exit, without a checkpoint
+            else:
+                store.close()
+            return result
         moved = quarantine(db_path)
         log(root, "WARN", f"damaged store ({damage}) moved aside to {moved}; started a new one")
     return None
