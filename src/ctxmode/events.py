@@ -13,7 +13,6 @@ in ``ctxmode.sessions``; this module only supplies the keys they compare.
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 
@@ -223,58 +222,68 @@ def _git_record(seg: str, words: list[str]) -> EventRecord | None:
 # -- text heuristics (English + Chinese) -----------------------------------------------------
 
 
-@functools.cache
-def _prompt_patterns() -> dict[str, re.Pattern[str]]:
-    """Prompt heuristics, compiled on first use: most hook calls are tool calls."""
-    return {
-        "role": re.compile(
-            r"(?i)\b(?:you are an?|you're an?|act as|acting as|pretend to be|as an? (?:senior|"
-            r"expert|experienced))\b|你是一[名个位]|作为一[名个位]|扮演"
-        ),
-        "constraint": re.compile(
-            r"(?i)\b(?:must(?:n't| not)?|never|always|do not|don't|only use|without using|"
-            r"no more than|at most|at least|required|make sure)\b|"
-            r"必须|不要|不能|禁止|只能|务必|一定要|不允许"
-        ),
-        "decision": _decision_pattern(),
-        "rejected_approach": re.compile(
-            r"(?i)\b(?:instead of|rather than|don't use|do not use|stop using|not that|revert|"
-            r"roll ?back|abandon|drop (?:the|that))\b|不用|别用|不要用|放弃|换成|而不是|回滚"
-        ),
-        "blocker": re.compile(
-            r"(?i)\b(?:blocked|blocker|stuck|can(?:'t|not) proceed|waiting (?:for|on)|"
-            r"depends on)\b|卡住|阻塞|被卡|等待|依赖于"
-        ),
-    }
+#: Prompt heuristics as cue lists, not regexes: compiling a dozen patterns cost each prompt
+#: hook ~5 ms. (English words and phrases, matched as whole words, case-insensitive; Chinese
+#: cues, matched as substrings.) The first five are categories, ``_INTENT_CUES`` the intents.
+_PROMPT_CUES: dict[str, tuple[str, str]] = {
+    "role": (
+        "you are a|you are an|you're a|you're an|act as|acting as|pretend to be|as a senior|"
+        "as an expert|as an experienced|as a expert|as a experienced|as an senior",
+        "你是一名|你是一个|你是一位|作为一名|作为一个|作为一位|扮演",
+    ),
+    "constraint": (
+        "must|mustn't|never|always|do not|don't|only use|without using|no more than|at most|"
+        "at least|required|make sure",
+        "必须|不要|不能|禁止|只能|务必|一定要|不允许",
+    ),
+    "decision": (
+        "decided|decide to|let's go with|go with|going with|we'll use|we will use|chose|choose|"
+        "opted for|settled on|switch to|switched to|prefer",
+        "决定|选择|采用|方案|就用",
+    ),
+    "rejected_approach": (
+        "instead of|rather than|don't use|do not use|stop using|not that|revert|roll back|"
+        "rollback|abandon|drop the|drop that",
+        "不用|别用|不要用|放弃|换成|而不是|回滚",
+    ),
+    "blocker": (
+        "blocked|blocker|stuck|can't proceed|cannot proceed|waiting for|waiting on|depends on",
+        "卡住|阻塞|被卡|等待|依赖于",
+    ),
+}
+_INTENT_CUES: tuple[tuple[str, tuple[str, str]], ...] = (
+    ("fix", ("fix|bug|broken|crash|fail|fails|error", "修复|错误|报错|崩溃")),
+    ("refactor", ("refactor|clean up|cleanup|rename|simplify", "重构|整理")),
+    ("test", ("test|tests|coverage", "测试")),
+    ("review", ("review|audit", "审查|评审")),
+    ("docs", ("document|docs|readme", "文档")),
+    ("implement", ("add|implement|create|build|write|support", "实现|添加|新增|编写")),
+    ("investigate", ("why|how|what|explain|investigate|look into", "为什么|怎么|解释|调查")),
+)
+#: Everything but letters, digits, ``_`` and ``'`` separates words (as ``\b`` would).
+_WORD_BREAKS = str.maketrans(
+    dict.fromkeys('!"#$%&()*+,-./:;<=>?@[\\]^`{|}~\t\n\r，。！？；：、（）【】《》“”…—', " ")
+)
 
 
-@functools.cache
-def _decision_pattern() -> re.Pattern[str]:
-    return re.compile(
-        r"(?i)\b(?:decided|decide to|let's go with|go(?:ing)? with|we(?:'ll| will) use|chose|"
-        r"choose|opted for|settled on|switch(?:ed)? to|prefer)\b|决定|选择|采用|方案|就用"
-    )
+class _Words:
+    """A text's lower-case words, for whole-word and phrase cues."""
 
+    __slots__ = ("padded", "text", "words")
 
-@functools.cache
-def _intent_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
-    return (
-        ("fix", re.compile(r"(?i)\b(?:fix|bug|broken|crash|fails?|error)\b|修复|错误|报错|崩溃")),
-        ("refactor", re.compile(r"(?i)\b(?:refactor|clean ?up|rename|simplify)\b|重构|整理")),
-        ("test", re.compile(r"(?i)\b(?:tests?|coverage)\b|测试")),
-        ("review", re.compile(r"(?i)\b(?:review|audit)\b|审查|评审")),
-        ("docs", re.compile(r"(?i)\b(?:document|docs|readme)\b|文档")),
-        (
-            "implement",
-            re.compile(r"(?i)\b(?:add|implement|create|build|write|support)\b|实现|添加|新增|编写"),
-        ),
-        (
-            "investigate",
-            re.compile(
-                r"(?i)\b(?:why|how|what|explain|investigate|look into)\b|为什么|怎么|解释|调查"
-            ),
-        ),
-    )
+    def __init__(self, text: str) -> None:
+        lowered = text.lower().replace("\u2019", "'").translate(_WORD_BREAKS)
+        tokens = [t.strip("'") for t in lowered.split()]
+        self.text = text
+        self.words = frozenset(tokens)
+        self.padded = f" {' '.join(tokens)} "
+
+    def has_cue(self, cues: tuple[str, str]) -> bool:
+        english, chinese = cues
+        for cue in english.split("|"):
+            if (f" {cue} " in self.padded) if " " in cue else (cue in self.words):
+                return True
+        return any(cue in self.text for cue in chinese.split("|"))
 
 
 _URL = LazyRegex(r"https?://[^\s<>\"'`)\]]+")
@@ -283,14 +292,21 @@ _ISSUE_REF = LazyRegex(r"(?<![\w&/])#(\d{1,7})\b")
 
 def external_refs(text: str) -> list[EventRecord]:
     """URLs and ``#123`` references mentioned in ``text`` (at most five)."""
-    out = [_rec("external_ref", "url", url=clip(u.rstrip(".,;:"), 200)) for u in _URL.findall(text)]
-    out += [_rec("external_ref", "issue", ref=f"#{n}") for n in _ISSUE_REF.findall(text)]
+    out = []
+    if "://" in text:
+        out += [
+            _rec("external_ref", "url", url=clip(u.rstrip(".,;:"), 200)) for u in _URL.findall(text)
+        ]
+    if "#" in text:
+        out += [_rec("external_ref", "issue", ref=f"#{n}") for n in _ISSUE_REF.findall(text)]
     return out[:5]
 
 
 def is_decision_text(text: str) -> bool:
     """Does an assistant message announce a decision (keywords plus a length threshold)?"""
-    return len(text.strip()) >= DECISION_MIN_CHARS and bool(_decision_pattern().search(text))
+    return len(text.strip()) >= DECISION_MIN_CHARS and _Words(text).has_cue(
+        _PROMPT_CUES["decision"]
+    )
 
 
 def prompt_records(prompt: str) -> list[EventRecord]:
@@ -300,8 +316,9 @@ def prompt_records(prompt: str) -> list[EventRecord]:
         return []
     short = clip(text, PROMPT_CHARS)
     out = [_rec("prompt", "request", text=short)]
-    for category, pattern in _prompt_patterns().items():
-        if pattern.search(text):
+    words = _Words(text)
+    for category, cues in _PROMPT_CUES.items():
+        if words.has_cue(cues):
             detail = clip(text, 160) if category == "role" else short
             out.append(
                 _rec(
@@ -310,8 +327,8 @@ def prompt_records(prompt: str) -> list[EventRecord]:
                     text=detail,
                 )
             )
-    for name, pattern in _intent_patterns():
-        if pattern.search(text):
+    for name, cues in _INTENT_CUES:
+        if words.has_cue(cues):
             out.append(_rec("intent", name, text=clip(text, 80)))
             break
     out += external_refs(text)
