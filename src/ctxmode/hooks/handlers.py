@@ -116,11 +116,12 @@ def _pre_compact(
 ) -> dict[str, Any] | None:
     from ctxmode import snapshot
 
-    sessions.record(store, ev, [], idempotency_key=None, project_dir=store.root_dir)
-    snap = snapshot.build_snapshot(store, ev.session_id)
-    snapshot_id = snapshot.save(store, snap)
-    if ev.agent in _INJECT_ON_PROMPT | _INJECT_ON_TOOL:
-        with store.transaction() as conn:
+    # One transaction (the inner ones become savepoints): one commit instead of three.
+    with store.transaction() as conn:
+        sessions.record(store, ev, [], idempotency_key=None, project_dir=store.root_dir)
+        snap = snapshot.build_snapshot(store, ev.session_id)
+        snapshot_id = snapshot.save(store, snap)
+        if ev.agent in _INJECT_ON_PROMPT | _INJECT_ON_TOOL:
             sessions.set_state(conn, ev.session_id, _PENDING, snapshot_id, int(time.time()))
     return None
 
