@@ -85,6 +85,10 @@ def handle(
     if kind == "stop":
         if ev.stop_hook_active:
             return None
+        if not ev.last_assistant_message and ev.transcript_path:
+            from ctxmode.transcript import last_assistant_text
+
+            ev = ev._replace(last_assistant_message=last_assistant_text(ev.transcript_path))
         records = events.extract(ev)
         result = sessions.record(
             store, ev, records, idempotency_key=idempotency_key, project_dir=project
