@@ -16,6 +16,7 @@ import pytest
 
 from conftest import run_cli
 from ctxmode import install as inst
+from ctxmode import jsonc
 from ctxmode.errors import InvalidInput
 
 PYTHON = os.path.abspath(sys.executable)
@@ -334,12 +335,36 @@ def test_broken_codex_toml_alone_is_refused(project: Path, home: Path) -> None:
     assert not (project / ".codex" / "hooks.json").exists()
 
 
-def test_json_with_comments_is_refused_not_stripped(project: Path, home: Path) -> None:
+def test_json_with_comments_keeps_them_through_install_and_uninstall(
+    project: Path, home: Path
+) -> None:
     path = project / ".vscode" / "mcp.json"
     path.parent.mkdir(parents=True)
-    text = '{\n  // my servers\n  "servers": {},\n}\n'
+    text = (
+        '{\n  // servers this team shares\n  "servers": {},\n'
+        '  /* inputs come later */ "inputs": [], // keep me\n}\n'
+    )
     path.write_text(text, encoding="utf-8")
-    with pytest.raises(InvalidInput, match="comments"):
+    inst.install("vscode", project_root=project, home=home)
+    installed = path.read_text(encoding="utf-8")
+    for comment in ("// servers this team shares", "/* inputs come later */", "// keep me"):
+        assert comment in installed
+    data = jsonc.loads(installed)
+    assert set(data["servers"]) == {"ctxmode"} and data["inputs"] == []
+    assert data["servers"]["ctxmode"]["command"] == str(Path(sys.executable))
+    inst.install("vscode", project_root=project, home=home)  # idempotent: same bytes
+    assert path.read_text(encoding="utf-8") == installed
+    inst.uninstall("vscode", project_root=project, home=home)
+    left = path.read_text(encoding="utf-8")  # comments kept, so the file is not deleted
+    assert "// keep me" in left and jsonc.loads(left) == {"inputs": []}
+
+
+def test_json_entry_with_comments_inside_is_refused_unchanged(project: Path, home: Path) -> None:
+    path = project / ".vscode" / "mcp.json"
+    path.parent.mkdir(parents=True)
+    text = '{\n  "servers": {\n    // my own server\n    "mine": {"command": "x"}\n  },\n}\n'
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InvalidInput, match="'servers' entry has comments"):
         inst.install("vscode", project_root=project, home=home)
     assert path.read_text(encoding="utf-8") == text
     assert not (project / ".github").exists()

@@ -37,7 +37,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from ctxmode import config
+from ctxmode import config, jsonc
 from ctxmode.errors import CtxmodeError, InvalidInput
 from ctxmode.install_agents import (
     AGENTS,
@@ -183,9 +183,9 @@ def _plan_json(path: Path, edits: list[JsonEdit], what: str, *, uninstall: bool)
         edit(doc)
     if data is not None and doc == data:
         return _Pending(path, old, old, what, uninstall)
-    if uninstall and set(doc) <= {"version"}:
+    if uninstall and set(doc) <= {"version"} and not (old and jsonc.has_comments(old)):
         return _Pending(path, old, None, what, uninstall)
-    return _Pending(path, old, dump_json(doc, old), what, uninstall)
+    return _Pending(path, old, dump_json(doc, old, path), what, uninstall)
 
 
 def _plan_codex_server(path: Path, python: str, *, uninstall: bool) -> _Pending | None:

@@ -2,8 +2,9 @@
 
 Invariants:
 - A file that cannot be parsed is refused with ``InvalidInput``; it is never rewritten. JSON with
-  comments or trailing commas (JSONC) parses in the agents but would lose its comments through
-  ``json``, so it is refused too, with the snippet to add by hand.
+  comments or trailing commas (JSONC, which the agents accept) is edited with ``ctxmode.jsonc``:
+  only the top-level entries that change are rewritten, every comment elsewhere stays; an entry
+  to change that holds a comment itself is refused, with nothing changed.
 - Unchanged data keeps the original bytes: callers compare parsed data and only re-serialise when
   it differs. Re-serialised JSON keeps the file's indentation, line endings and final newline.
 - TOML is edited as text (one ``[a.b]`` table block replaced, appended or removed) and the result
@@ -22,6 +23,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ctxmode import jsonc
 from ctxmode.errors import InvalidInput
 
 __all__ = [
@@ -56,13 +58,8 @@ def load_json_object(path: Path, text: str | None) -> dict[str, Any] | None:
     if not text.strip():
         return {}
     try:
-        data = json.loads(text)
+        data = jsonc.loads(text)
     except json.JSONDecodeError as exc:
-        if _parses_as_jsonc(text):
-            raise InvalidInput(
-                f"{path} has comments or trailing commas; ctxmode will not rewrite it and lose "
-                "them. Remove them (or add ctxmode's entries by hand) and run again"
-            ) from exc
         raise InvalidInput(
             f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
             "fix it or move it away, then run again. Nothing was changed"
@@ -72,11 +69,20 @@ def load_json_object(path: Path, text: str | None) -> dict[str, Any] | None:
     return data
 
 
-def dump_json(data: dict[str, Any], previous: str | None) -> str:
-    """Serialise ``data`` in the style of ``previous`` (indent, newline style, final newline)."""
+def dump_json(data: dict[str, Any], previous: str | None, path: Path | None = None) -> str:
+    """Serialise ``data`` in the style of ``previous`` (indent, newline style, final newline).
+
+    When ``previous`` is JSONC, only its changed top-level entries are rewritten (comments
+    stay); ``InvalidInput`` (naming ``path``) when such an entry holds a comment.
+    """
     indent: int | str | None = 2
     if previous is not None and previous.strip():
         indent = _detect_indent(previous)
+    if previous is not None and jsonc.has_comments(previous):
+        try:
+            return jsonc.splice(previous, jsonc.loads(previous), data, indent)
+        except InvalidInput as exc:
+            raise InvalidInput(f"{path or 'the file'}: {exc}") from exc
     text = json.dumps(data, indent=indent, ensure_ascii=False)
     if previous is None or previous.endswith("\n") or not previous.strip():
         text += "\n"
@@ -93,35 +99,6 @@ def _detect_indent(text: str) -> int | str | None:
             unit = match.group(1)
             return "\t" if unit.startswith("\t") else len(unit)
     return None if "\n" not in text.strip() else 2
-
-
-def _parses_as_jsonc(text: str) -> bool:
-    """True when ``text`` is valid JSON once comments and trailing commas are removed."""
-    out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            out.append(text[i : j + 1])
-            i = j + 1
-        elif text.startswith("//", i):
-            end = text.find("\n", i)
-            i = n if end < 0 else end
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            i = n if end < 0 else end + 2
-        else:
-            out.append(ch)
-            i += 1
-    stripped = re.sub(r",(\s*[}\]])", r"\1", "".join(out))
-    try:
-        json.loads(stripped)
-    except json.JSONDecodeError:
-        return False
-    return True
 
 
 # --- TOML -------------------------------------------------------------------------------------
