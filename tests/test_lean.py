@@ -103,3 +103,22 @@ def test_lazy_regex_behaves_like_a_compiled_pattern() -> None:
     assert [m.span() for m in lazy.finditer(text)] == [m.span() for m in compiled.finditer(text)]
     assert lazy.split(text) == compiled.split(text)
     assert lazy.match(text) is not None and lazy.fullmatch(text) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(
+        alphabet=st.characters(max_codepoint=0x7F) | st.sampled_from("é中\ufffe\uffff\ud800"),
+        max_size=40,
+    )
+)
+def test_snapshot_escaping_without_regex_matches_the_regex(text: str) -> None:
+    from ctxmode import snapshot
+
+    invalid = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+    cleaned = invalid.sub("", text)
+    expected = cleaned.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    expected = expected.replace('"', "&quot;").replace("\n", " ")
+    assert snapshot.xml_text(text) == expected
+    name_ok = re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", text) is not None
+    assert snapshot._is_attr_name(text) == name_ok
