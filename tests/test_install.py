@@ -52,7 +52,6 @@ FILES: dict[str, dict[str, tuple[str, str]]] = {
 #: The agent's own event names that must carry a ctxmode hook.
 EVENTS = {
     "claude-code": {
-        "PreToolUse",
         "PostToolUse",
         "PostToolUseFailure",
         "UserPromptSubmit",
@@ -671,3 +670,22 @@ def test_cli_user_scope_and_errors(project: Path, home: Path) -> None:
 
     proc = run_cli("install", "nano", cwd=project)
     assert proc.returncode == 1 and "unknown agent" in proc.stderr
+
+
+def test_reinstall_drops_an_older_claude_pre_tool_use_hook_and_keeps_the_users(
+    project: Path, home: Path
+) -> None:
+    """Claude Code reports ``duration_ms`` after the call, so ctxmode no longer hooks PreToolUse."""
+    inst.install("claude-code", project_root=project, home=home)
+    path = project / ".claude" / "settings.local.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    assert "PreToolUse" not in doc["hooks"]
+    ours = doc["hooks"]["PostToolUse"][0]["hooks"][0]["command"].replace(
+        "post-tool-use", "pre-tool-use"
+    )
+    users = {"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]}
+    doc["hooks"]["PreToolUse"] = [{"hooks": [{"type": "command", "command": ours}]}, users]
+    path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    inst.install("claude-code", project_root=project, home=home)
+    after = json.loads(path.read_text(encoding="utf-8"))
+    assert after["hooks"]["PreToolUse"] == [users]

@@ -29,9 +29,11 @@ _TIMEOUT_S = {"pre-compact": 30, "session-end": 3}
 _DEFAULT_TIMEOUT_S = 10
 
 #: (agent's event name, ctxmode's event name) per agent, from the agent protocol notes.
+#: Claude Code gets no PreToolUse hook: its PostToolUse carries ``duration_ms`` (the latency
+#: detector's input), and a PreToolUse hook would hold up every tool call for one more process.
+#: The other agents report no duration, so their PreToolUse start time measures it.
 EVENTS: dict[str, tuple[tuple[str, str], ...]] = {
     "claude-code": (
-        ("PreToolUse", "pre-tool-use"),
         ("PostToolUse", "post-tool-use"),
         ("PostToolUseFailure", "post-tool-use-failure"),
         ("UserPromptSubmit", "user-prompt-submit"),
