@@ -2,8 +2,10 @@
 
 Every turn of the 10 LoCoMo conversations becomes one searchable document chunk (source
 ``locomo:<sample_id>``; title = speaker and session date; body = the turn's text plus the
-caption of an image the speaker shared, which is part of the turn). Each question of
-categories 1-4 is searched, restricted to its own conversation, and the ranked turns are
+caption of an image the speaker shared, which is part of the turn). Turns are inserted as
+chunks in order, so the product's chunk trigger (schema m005) gives each the ends of the two
+turns before it as its low-weight search context, exactly as for any indexed document. Each
+question of categories 1-4 is searched, restricted to its own conversation, and the ranked turns are
 compared with the evidence turn ids: the original answer key, and the audited one
 (``errors_conv_N.json``: ``correct_evidence`` replaces the evidence of the questions it lists).
 

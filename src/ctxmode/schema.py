@@ -305,12 +305,90 @@ def m004_indexing_extra(conn: sqlite3.Connection) -> None:
     )
 
 
+def m005_search_context(conn: sqlite3.Connection) -> None:
+    """Neighbour context for search: ``search_items.context``, a third, low-weight FTS column.
+
+    A document chunk is indexed with the ends (last 300 characters) of the two chunks just
+    before it in the same source and file (``ordinal - 2`` and ``ordinal - 1``), copied when
+    the chunk is inserted: the reply to a question, or the paragraph after a heading's first
+    lines, then matches the words of what it answers. Search weights that column far below the
+    title and body. Contexts and events keep an empty context. Only ``search_fts`` (porter) gets the
+    column; ``search_trigram`` is unchanged. A chunk inserted before its predecessors (a later
+    ordinal first) lacks their text.
+    """
+    conn.executescript(
+        """
+        DROP TRIGGER search_items_ai;
+        DROP TRIGGER search_items_ad;
+        DROP TRIGGER search_items_au;
+        DROP TRIGGER chunks_search_ai;
+        DROP TABLE search_fts;
+        ALTER TABLE search_items ADD COLUMN context TEXT NOT NULL DEFAULT '';
+        UPDATE search_items SET context = trim(
+            coalesce((SELECT substr(p.content, -300) FROM chunks c
+                      JOIN chunks p ON p.source_id = c.source_id AND p.path IS c.path
+                      AND p.ordinal = c.ordinal - 2
+                      WHERE c.id = search_items.ref_id ORDER BY p.id LIMIT 1), '')
+            || ' ' ||
+            coalesce((SELECT substr(p.content, -300) FROM chunks c
+                      JOIN chunks p ON p.source_id = c.source_id AND p.path IS c.path
+                      AND p.ordinal = c.ordinal - 1
+                      WHERE c.id = search_items.ref_id ORDER BY p.id LIMIT 1), ''))
+        WHERE item_kind = 'chunk';
+
+        CREATE VIRTUAL TABLE search_fts USING fts5(
+            title, body, context, content='search_items', content_rowid='id',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        INSERT INTO search_fts(search_fts) VALUES ('rebuild');
+
+        CREATE TRIGGER search_items_ai AFTER INSERT ON search_items BEGIN
+            INSERT INTO search_fts(rowid, title, body, context)
+                VALUES (new.id, new.title, new.body, new.context);
+            INSERT INTO search_trigram(rowid, title, body) VALUES (new.id, new.title, new.body);
+        END;
+        CREATE TRIGGER search_items_ad AFTER DELETE ON search_items BEGIN
+            INSERT INTO search_fts(search_fts, rowid, title, body, context)
+                VALUES ('delete', old.id, old.title, old.body, old.context);
+            INSERT INTO search_trigram(search_trigram, rowid, title, body)
+                VALUES ('delete', old.id, old.title, old.body);
+        END;
+        CREATE TRIGGER search_items_au AFTER UPDATE ON search_items BEGIN
+            INSERT INTO search_fts(search_fts, rowid, title, body, context)
+                VALUES ('delete', old.id, old.title, old.body, old.context);
+            INSERT INTO search_trigram(search_trigram, rowid, title, body)
+                VALUES ('delete', old.id, old.title, old.body);
+            INSERT INTO search_fts(rowid, title, body, context)
+                VALUES (new.id, new.title, new.body, new.context);
+            INSERT INTO search_trigram(rowid, title, body) VALUES (new.id, new.title, new.body);
+        END;
+        CREATE TRIGGER chunks_search_ai AFTER INSERT ON chunks BEGIN
+            INSERT INTO search_items(item_kind, ref_id, title, body, source, type, created_at,
+                                     context)
+            VALUES ('chunk', new.id, new.title, new.content,
+                    (SELECT label FROM sources WHERE id = new.source_id), new.kind,
+                    new.created_at,
+                    trim(coalesce((SELECT substr(p.content, -300) FROM chunks p
+                                   WHERE p.source_id = new.source_id AND p.path IS new.path
+                                   AND p.ordinal = new.ordinal - 2
+                                   ORDER BY p.id LIMIT 1), '')
+                         || ' ' ||
+                         coalesce((SELECT substr(p.content, -300) FROM chunks p
+                                   WHERE p.source_id = new.source_id AND p.path IS new.path
+                                   AND p.ordinal = new.ordinal - 1
+                                   ORDER BY p.id LIMIT 1), '')));
+        END;
+        """
+    )
+
+
 #: Every migration, in the order it is applied. Append only.
 MIGRATIONS: tuple[Migration, ...] = (
     m001_knowledge,
     m002_sessions,
     m003_search,
     m004_indexing_extra,
+    m005_search_context,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -2,15 +2,19 @@
 
 Pipeline (``search``):
 1. ``search_query.parse`` cuts the text into quoted terms (no user text reaches FTS5 syntax);
+   a word with irregular forms ("go": "went", "gone"; ``search_forms``) searches for all of them;
 2. up to three ranked lists from ``search_items``: BM25 on ``search_fts`` (porter, titles
-   weighted ``TITLE_WEIGHT`` times the body), BM25 on ``search_trigram`` (substrings, CJK runs of
-   3+ characters; Latin words found as whole words in ``TRIGRAM_SKIP_SHARE`` of the items are
-   left out, as the costliest and least useful part of that list) and a substring scan for 1-2
-   character CJK terms;
+   weighted ``TITLE_WEIGHT`` times the body, and the neighbour ``context`` of a document chunk,
+   the ends of the two chunks before it, ``CONTEXT_WEIGHT`` times), BM25 on ``search_trigram``
+   (substrings, CJK runs of 3+ characters; Latin words found as whole words in
+   ``TRIGRAM_SKIP_SHARE`` of the items are left out, as the costliest and least useful part of
+   that list) and a substring scan for 1-2 character CJK terms;
 3. reciprocal rank fusion (``RRF_K`` = 60) of those lists;
-4. a rerank of the best ``RERANK_POOL`` by IDF-weighted term coverage, title match, term
-   proximity and phrase adjacency; superseded contexts are multiplied by ``SUPERSEDED_FACTOR``
-   and flagged;
+4. a rerank of the best ``RERANK_POOL`` by IDF-weighted term coverage (words found only in the
+   context count ``search_rank.W_CONTEXT`` as much), title match, term proximity and phrase
+   adjacency; the best candidates lend part of their score to the chunks up to
+   ``search_rank.NEIGHBOUR_SPAN`` places around them; superseded contexts are multiplied by
+   ``SUPERSEDED_FACTOR`` and flagged;
 5. when nothing matched at all, each unknown word is corrected against the indexed vocabulary
    (edit distance over ``fts5vocab``), the search runs again and ``corrected_query`` says so.
 
@@ -35,6 +39,7 @@ from ctxmode import search_query as sq
 from ctxmode import search_rank as sr
 from ctxmode.errors import InvalidInput, NotFound
 from ctxmode.redact import redact
+from ctxmode.search_forms import forms_of
 
 if TYPE_CHECKING:
     import sqlite3
@@ -47,6 +52,9 @@ RRF_K = 60
 #: BM25 column weights (title, body): a word in the title counts this many times more.
 TITLE_WEIGHT = 5.0
 BODY_WEIGHT = 1.0
+#: BM25 weight of the neighbour context column of ``search_fts`` (see ``schema.m005``): words
+#: of the item just before count, but far less than the item's own.
+CONTEXT_WEIGHT = 0.3
 #: Fusion weights of the ranked lists; porter words are the most precise signal.
 ARM_WEIGHTS = {"porter": 1.0, "trigram": 0.6, "substring": 1.0}
 #: A Latin word found as a whole word in this share of the items (and in at least
@@ -249,7 +257,7 @@ def get_items(store: Store, ids: Sequence[str], budget_chars: int = 20000) -> li
     items: list[Item] = []
     remaining = budget_chars
     for key, _kind, _ref in keys:
-        _rid, kind, _ref_id, title, body, source, typ, created, superseded = rows[key]
+        _rid, kind, _ref_id, title, body, source, typ, created, superseded, *_ = rows[key]
         text = redact(str(body))
         cut = False
         room = max(0, remaining - len(str(title)) - HIT_OVERHEAD)
@@ -339,10 +347,13 @@ def _filter_sql(
 def _fts_arm(
     conn: sqlite3.Connection, table: str, expression: str, where: str, params: list[Any]
 ) -> list[int]:
+    weights = f"{TITLE_WEIGHT}, {BODY_WEIGHT}"
+    if table == "search_fts":
+        weights += f", {CONTEXT_WEIGHT}"
     sql = (
         f"SELECT s.id FROM {table} JOIN search_items s ON s.id = {table}.rowid "
         f"WHERE {table} MATCH ?{where} "
-        f"ORDER BY bm25({table}, {TITLE_WEIGHT}, {BODY_WEIGHT}) LIMIT {ARM_DEPTH}"
+        f"ORDER BY bm25({table}, {weights}) LIMIT {ARM_DEPTH}"
     )
     return [int(r[0]) for r in conn.execute(sql, [expression, *params])]
 
@@ -404,18 +415,20 @@ def _fuse(
 def _adjacent_chunks(
     conn: sqlite3.Connection, ids: list[int], where: str, params: list[Any]
 ) -> dict[int, list[tuple[int, int]]]:
-    """``(row id, offset)`` of the chunks just before (-1) and after (+1) each chunk in ``ids``
-    (same source), restricted to those that pass the filters."""
+    """``(row id, offset)`` of the chunks up to ``search_rank.NEIGHBOUR_SPAN`` places before
+    (negative offset) and after each chunk in ``ids`` (same source and file) that pass the
+    filters."""
     if not ids:
         return {}
     marks = ",".join("?" * len(ids))
+    span = int(sr.NEIGHBOUR_SPAN)
     # "+a.item_kind": without the unary plus SQLite walks every chunk of the item_kind index
     # instead of looking the few seed ids up by primary key.
     sql = (
         "SELECT a.id, s.id, c2.ordinal - c.ordinal FROM search_items a "
         "JOIN chunks c ON +a.item_kind = 'chunk' AND c.id = a.ref_id "
-        "JOIN chunks c2 ON c2.source_id = c.source_id AND c2.id != c.id "
-        "AND c2.ordinal BETWEEN c.ordinal - 1 AND c.ordinal + 1 "
+        "JOIN chunks c2 ON c2.source_id = c.source_id AND c2.path IS c.path AND c2.id != c.id "
+        f"AND c2.ordinal BETWEEN c.ordinal - {span} AND c.ordinal + {span} "
         "JOIN search_items s ON s.item_kind = 'chunk' AND s.ref_id = c2.id "
         f"WHERE a.id IN ({marks}){where}"
     )
@@ -434,8 +447,11 @@ def _document_frequencies(
         if term.cjk and len(term.text) < 3:
             df[term] = max(1, n_items // 10)  # a scan would cost more than the estimate is worth
             continue
-        table = "search_trigram" if term.cjk else "search_fts"
-        df[term] = cache.doc_count(conn, table, sq.quote(term.text))
+        if term.cjk:
+            df[term] = cache.doc_count(conn, "search_trigram", sq.quote(term.text))
+        else:
+            # The item's own text only: a word in a neighbour's text says little about it.
+            df[term] = cache.doc_count(conn, "search_fts", sq.own_text(term))
     return df
 
 
@@ -465,7 +481,10 @@ def _correct(
     if not replacements:
         return None
     terms = tuple(
-        sq.Term(replacements.get(t.text, t.text), t.cjk) if not t.cjk else t for t in parsed.terms
+        t
+        if t.cjk or t.text not in replacements
+        else sq.Term(replacements[t.text], forms=forms_of(replacements[t.text]))
+        for t in parsed.terms
     )
     text = " ".join(t.text for t in terms)
     return sq.ParsedQuery(text=text, terms=terms)
@@ -484,7 +503,7 @@ def _surface_form(cache: sc.StoreCache, conn: sqlite3.Connection, stem: str) -> 
     rows = conn.execute(
         "SELECT s.title || ' ' || s.body FROM search_fts JOIN search_items s "
         "ON s.id = search_fts.rowid WHERE search_fts MATCH ? LIMIT 5",
-        (sq.quote(stem),),
+        (sq.own_text(sq.Term(stem)),),
     ).fetchall()
     counts: dict[str, int] = {}
     for (text,) in rows:
@@ -523,7 +542,7 @@ def _render_hits(
     hits: list[Hit] = []
     used = 0
     for cand in ranked[:limit]:
-        _rid, kind, ref_id, title, body, source, typ, created, superseded = rows[cand.row_id]
+        _rid, kind, ref_id, title, body, source, typ, created, superseded, *_ = rows[cand.row_id]
         row_id = cand.row_id
         title_text = sr.clip(_SPACE.sub(" ", _redacted(cache, row_id, 0, str(title))).strip(), 120)
         source_text = _redacted(cache, row_id, 2, str(source))

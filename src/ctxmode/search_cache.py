@@ -52,6 +52,8 @@ class StoreCache:
     tokens: dict[tuple[int, int], tuple[str, list[str]]] = field(default_factory=dict)
     #: (row id, field) -> the field's text after ``redact``: what hits show.
     redacted: dict[tuple[int, int], str] = field(default_factory=dict)
+    #: (row id, field) -> (lowercased text, light stem -> token positions): rerank input.
+    stems_at: dict[tuple[int, int], tuple[str, dict[str, list[int]]]] = field(default_factory=dict)
     _text_chars: int = 0
 
     def refresh(self, conn: sqlite3.Connection) -> StoreCache:
@@ -69,6 +71,7 @@ class StoreCache:
     def forget_texts(self) -> None:
         self.tokens.clear()
         self.redacted.clear()
+        self.stems_at.clear()
         self._text_chars = 0
 
     def charge(self, chars: int) -> None:
@@ -76,7 +79,7 @@ class StoreCache:
         self._text_chars += chars
         if (
             self._text_chars > MAX_TEXT_CHARS
-            or len(self.tokens) + len(self.redacted) > MAX_TEXT_ENTRIES
+            or len(self.tokens) + len(self.redacted) + len(self.stems_at) > MAX_TEXT_ENTRIES
         ):
             self.forget_texts()
 

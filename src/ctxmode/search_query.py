@@ -12,7 +12,7 @@ Invariants:
 - Input is bounded: at most ``MAX_QUERY_CHARS`` characters and ``MAX_TERMS`` distinct terms
   are looked at, so a 10k-character paste costs the same as a short query.
 
-Pure functions except ``stems``/``vocabulary_candidates``, which read SQLite.
+Pure functions except ``stems``/``porter_stems``/``vocabulary_candidates``, which use SQLite.
 """
 
 from __future__ import annotations
@@ -20,7 +20,10 @@ from __future__ import annotations
 import functools
 import re
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+from ctxmode.search_forms import forms_of
 
 MAX_QUERY_CHARS = 2000
 MAX_TERMS = 24
@@ -56,10 +59,20 @@ STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 @dataclass(frozen=True)
 class Term:
-    """One query term: a lowercase Latin word, or a CJK run (``cjk=True``)."""
+    """One query term: a lowercase Latin word, or a CJK run (``cjk=True``).
+
+    ``forms`` are other spellings that count as the same term: the irregular forms of a word
+    (``search_forms``: "went" for "go"), searched and matched alongside it.
+    """
 
     text: str
     cjk: bool = False
+    forms: tuple[str, ...] = ()
+
+    @property
+    def spellings(self) -> tuple[str, ...]:
+        """``text`` and its ``forms``."""
+        return (self.text, *self.forms)
 
 
 @dataclass(frozen=True)
@@ -101,12 +114,18 @@ def parse(text: str) -> ParsedQuery:
     distinct = [t for t in raw if not (t in seen or seen.add(t))]  # type: ignore[func-returns-value]
     content = [t for t in distinct if t.cjk or t.text not in STOPWORDS]
     chosen = content or distinct
-    return ParsedQuery(text=text, terms=tuple(chosen[:MAX_TERMS]))
+    terms = tuple(t if t.cjk else Term(t.text, forms=forms_of(t.text)) for t in chosen)
+    return ParsedQuery(text=text, terms=terms[:MAX_TERMS])
 
 
 def quote(token: str) -> str:
     """An FTS5 string literal: the token taken verbatim, never as syntax."""
     return '"' + token.replace('"', '""') + '"'
+
+
+def own_text(term: Term) -> str:
+    """An FTS5 query for ``term`` (any spelling) in an item's title or body, not its context."""
+    return "{title body} : (" + " OR ".join(quote(w) for w in term.spellings) + ")"
 
 
 def trigrams(run: str) -> list[str]:
@@ -117,9 +136,9 @@ def trigrams(run: str) -> list[str]:
 
 
 def porter_expression(query: ParsedQuery) -> str | None:
-    """OR of the quoted Latin words for the ``porter unicode61`` index (BM25 ranks overlap)."""
-    words = query.words
-    return " OR ".join(quote(w) for w in words) if words else None
+    """OR of the quoted Latin words (and their ``forms``) for the ``porter unicode61`` index."""
+    words = [w for t in query.terms if not t.cjk for w in t.spellings]
+    return " OR ".join(quote(w) for w in dict.fromkeys(words)) if words else None
 
 
 def trigram_expression(query: ParsedQuery, skip: frozenset[str] = frozenset()) -> str | None:
@@ -227,6 +246,33 @@ def stems(conn: sqlite3.Connection, words: tuple[str, ...]) -> list[str]:
     conn.execute(f"DELETE FROM temp.{_STEM_TABLE}")
     by_offset = {int(offset): str(term) for term, offset in rows}
     return [by_offset.get(i, w) for i, w in enumerate(words)]
+
+
+_WORD_TABLE = "ctxmode_words"
+
+
+def porter_stems(conn: sqlite3.Connection, words: Sequence[str]) -> dict[str, str]:
+    """The porter stem the index gives each of ``words`` (one word per row, so that a word the
+    tokenizer cuts differently from ``TOKEN`` cannot shift the others); words it drops are left
+    out. Uses temporary tables only, like ``stems``."""
+    if not words:
+        return {}
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_WORD_TABLE} USING fts5("
+        "t, tokenize='porter unicode61 remove_diacritics 2')"
+    )
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_WORD_TABLE}_v "
+        f"USING fts5vocab(temp, {_WORD_TABLE}, instance)"
+    )
+    conn.execute(f"DELETE FROM temp.{_WORD_TABLE}")
+    conn.executemany(
+        f"INSERT INTO temp.{_WORD_TABLE}(rowid, t) VALUES (?, ?)",
+        [(i, w) for i, w in enumerate(words, start=1)],
+    )
+    rows = conn.execute(f"SELECT term, doc FROM temp.{_WORD_TABLE}_v WHERE offset = 0").fetchall()
+    conn.execute(f"DELETE FROM temp.{_WORD_TABLE}")
+    return {words[int(doc) - 1]: str(term) for term, doc in rows}
 
 
 def vocabulary_candidates(

@@ -1,9 +1,10 @@
 """Rerank and snippets: the Python side of search, over a few dozen fused candidates.
 
 The score of a candidate mixes its normalised fused rank with four features computed on its
-text: IDF-weighted coverage of the query terms, the same for the title, the largest IDF share
-of distinct terms within ``PROXIMITY_WINDOW`` tokens, and the share of consecutive query words
-found next to each other. Words are compared through ``search_query.light_stem`` so that
+text: IDF-weighted coverage of the query terms (terms found only in the item's neighbour
+context count ``W_CONTEXT`` as much), the same for the title, the largest IDF share of distinct
+terms within ``PROXIMITY_WINDOW`` tokens, and the share of consecutive query words found next to
+each other. Words are compared through ``search_query.light_stem`` so that
 "painting" meets "paint"; CJK terms are compared as substrings.
 """
 
@@ -25,9 +26,12 @@ if TYPE_CHECKING:
 #: Rerank mix: fused rank, term coverage, title coverage, proximity, phrase adjacency.
 W_FUSED = 0.5
 W_COVERAGE = 2.0
-W_TITLE = 0.6
+W_TITLE = 1.0
 W_PROXIMITY = 0.5
 W_PHRASE = 0.3
+#: Coverage by words found only in the neighbour context (the item just before) counts this
+#: share of coverage by the item's own words.
+W_CONTEXT = 0.6
 #: Fused candidates that get reranked.
 RERANK_POOL = 50
 #: The best candidates lend this share of their score to adjacent chunks of the same source.
@@ -36,6 +40,9 @@ NEIGHBOUR_SHARE = 0.3
 #: The share lent to the chunk just after a seed (the reply to a question, the paragraph that
 #: follows a heading's first lines).
 NEIGHBOUR_SHARE_NEXT = 0.3
+#: Chunks this many places before and after a seed are its neighbours; the share lent to one
+#: ``k`` places away is divided by ``k``.
+NEIGHBOUR_SPAN = 2
 #: Tokens within which matched terms count as "near" each other.
 PROXIMITY_WINDOW = 12
 #: Superseded contexts keep this share of their score (they stay findable, below live ones).
@@ -70,9 +77,27 @@ def idf(df: int, n_items: int) -> float:
 
 ROW_SQL = (
     "SELECT s.id, s.item_kind, s.ref_id, s.title, s.body, s.source, s.type, s.created_at, "
-    "c.superseded_by FROM search_items s "
+    "c.superseded_by, s.context FROM search_items s "
     "LEFT JOIN contexts c ON s.item_kind = 'context' AND c.id = s.ref_id"
 )
+
+
+#: Word -> porter stem, as the index computes it; shared by every store (the stemmer is fixed)
+#: and emptied when it grows past ``MAX_STEMMED_WORDS``.
+_PORTER: dict[str, str] = {}
+MAX_STEMMED_WORDS = 200_000
+
+
+def _learn_stems(conn: sqlite3.Connection, words: list[str]) -> None:
+    """Stem the ``words`` not stemmed yet, in one batch (``search_query.porter_stems``)."""
+    new = [w for w in dict.fromkeys(words) if w not in _PORTER]
+    if not new:
+        return
+    if len(_PORTER) + len(new) > MAX_STEMMED_WORDS:
+        _PORTER.clear()
+    got = sq.porter_stems(conn, new)
+    for word in new:
+        _PORTER[word] = got.get(word, word)
 
 
 def rerank(
@@ -94,21 +119,23 @@ def rerank(
     if not fused:
         return [], {}
     pool = sorted(fused, key=lambda i: (-fused[i], i))[:RERANK_POOL]
-    scorer = _Scorer(parsed, df, n_items, max(fused.values()), cache)
+    scorer = _Scorer(conn, parsed, df, n_items, max(fused.values()), cache)
     rows = _fetch(conn, pool)
+    scorer.prepare(conn, rows)
     scored = {i: scorer.score(i, fused[i], rows[i]) for i in pool if i in rows}
     if neighbours is not None and scored:
         seeds = sorted(scored.values(), key=lambda c: (-c.score, c.row_id))[:NEIGHBOUR_SEEDS]
         links = neighbours([c.row_id for c in seeds])
         fresh = sorted({n for ns in links.values() for n, _ in ns} - scored.keys())
         rows.update(_fetch(conn, fresh))
+        scorer.prepare(conn, {n: rows[n] for n in fresh if n in rows})
         for n in fresh:
             if n in rows:
                 scored[n] = scorer.score(n, fused.get(n, 0.0), rows[n])
         lent: dict[int, float] = {}
         for seed in seeds:
             for n, offset in links.get(seed.row_id, ()):
-                share = NEIGHBOUR_SHARE_NEXT if offset > 0 else NEIGHBOUR_SHARE
+                share = (NEIGHBOUR_SHARE_NEXT if offset > 0 else NEIGHBOUR_SHARE) / abs(offset)
                 lent[n] = max(lent.get(n, 0.0), share * seed.score)
         for n, bonus in lent.items():
             if n in scored:
@@ -134,6 +161,7 @@ class _Scorer:
 
     def __init__(
         self,
+        conn: sqlite3.Connection,
         parsed: sq.ParsedQuery,
         df: dict[sq.Term, int],
         n_items: int,
@@ -145,7 +173,10 @@ class _Scorer:
         terms = parsed.terms
         self.weights = [idf(df.get(t, 0), n_items) for t in terms]
         self.total = sum(self.weights) or 1.0
-        self.by_stem = {sq.light_stem(t.text): i for i, t in enumerate(terms) if not t.cjk}
+        _learn_stems(conn, [w for t in terms if not t.cjk for w in t.spellings])
+        self.by_stem = {
+            _PORTER.get(w, w): i for i, t in enumerate(terms) if not t.cjk for w in t.spellings
+        }
         #: Terms found by substring when not found as a word: CJK runs, and Latin words of
         #: ``SUBSTRING_MIN``+ letters (what the trigram list finds: "pool" in "PoolManager").
         self.substring = [
@@ -153,19 +184,24 @@ class _Scorer:
         ]
         words = [i for i, t in enumerate(terms) if not t.cjk]
         self.pairs = list(zip(words, words[1:], strict=False))
-        self._lookup: dict[str, int] = {}
         self.top = top or 1.0
 
     def score(self, row_id: int, fused: float, row: tuple[Any, ...]) -> Candidate:
-        in_title = self._matched(*self._analysed(row_id, 0, str(row[3])))[0]
-        in_body, positions = self._matched(*self._analysed(row_id, 1, str(row[4])))
+        in_title = self._matched(str(row[3]), *self._analysed(row_id, 0, str(row[3])))[0]
+        in_body, positions = self._matched(str(row[4]), *self._analysed(row_id, 1, str(row[4])))
         weights, total = self.weights, self.total
         cand = Candidate(row_id=row_id, fused=fused)
-        cand.coverage = sum(weights[t] for t in in_title | in_body) / total
+        own = in_title | in_body
+        cand.coverage = sum(weights[t] for t in own) / total
         title_cov = sum(weights[t] for t in in_title) / total
+        context = str(row[9]) if len(row) > 9 and row[9] else ""
+        context_cov = 0.0
+        if context:
+            in_context = self._matched(context, *self._analysed(row_id, 2, context))[0] - own
+            context_cov = sum(weights[t] for t in in_context) / total
         cand.score = (
             W_FUSED * fused / self.top
-            + W_COVERAGE * cand.coverage
+            + W_COVERAGE * (cand.coverage + W_CONTEXT * context_cov)
             + W_TITLE * title_cov
             + W_PROXIMITY * _proximity(positions, weights, total)
             + W_PHRASE * self._adjacency(positions)
@@ -174,35 +210,49 @@ class _Scorer:
             cand.score *= SUPERSEDED_FACTOR
         return cand
 
-    def _analysed(self, row_id: int, field: int, text: str) -> tuple[str, str, list[str]]:
-        """``text``, lowercased, and its word tokens (kept in the store's cache between queries)."""
+    def prepare(self, conn: sqlite3.Connection, rows: dict[int, tuple[Any, ...]]) -> None:
+        """Stem, in one batch, the words of the rows' fields that are not analysed yet."""
+        cached = self.cache.stems_at if self.cache is not None else {}
+        words: list[str] = []
+        for row_id, row in rows.items():
+            for field, value in ((0, row[3]), (1, row[4]), (2, row[9] if len(row) > 9 else "")):
+                if value and (row_id, field) not in cached:
+                    words.extend(sq.TOKEN.findall(str(value).lower()))
+        _learn_stems(conn, words)
+
+    def _analysed(self, row_id: int, field: int, text: str) -> tuple[str, dict[str, list[int]]]:
+        """``text`` lowercased, and the token positions of each light stem in it.
+
+        Kept in the store's cache between queries: an item's text is cut and stemmed once,
+        and each query then looks its few stems up instead of walking every token.
+        """
         cache = self.cache
-        if cache is None:
-            lowered = text.lower()
-            return text, lowered, sq.TOKEN.findall(lowered)
-        got = cache.tokens.get((row_id, field))
+        got = cache.stems_at.get((row_id, field)) if cache is not None else None
         if got is None:
             lowered = text.lower()
-            got = (lowered, sq.TOKEN.findall(lowered))
-            cache.charge(len(text))
-            cache.tokens[(row_id, field)] = got
-        return text, got[0], got[1]
+            stems: dict[str, list[int]] = {}
+            for pos, tok in enumerate(sq.TOKEN.findall(lowered)):
+                stems.setdefault(_PORTER.get(tok) or sq.light_stem(tok), []).append(pos)
+            got = (lowered, stems)
+            if cache is not None:
+                cache.charge(len(text))
+                cache.stems_at[(row_id, field)] = got
+        return got
 
     def _matched(
-        self, text: str, lowered: str, tokens: list[str]
+        self, text: str, lowered: str, stems: dict[str, list[int]]
     ) -> tuple[set[int], dict[int, list[int]]]:
         """Query terms present in ``text`` and their token positions (Latin words only)."""
         found: set[int] = set()
         positions: dict[int, list[int]] = {}
-        if self.by_stem:
-            lookup, by_stem = self._lookup, self.by_stem
-            for pos, tok in enumerate(tokens):
-                term = lookup.get(tok)
-                if term is None:
-                    term = lookup[tok] = by_stem.get(sq.light_stem(tok), -1)
-                if term >= 0:
-                    found.add(term)
-                    positions.setdefault(term, []).append(pos)
+        for stem, term in self.by_stem.items():
+            at = stems.get(stem)
+            if at is not None:
+                found.add(term)
+                if term in positions:
+                    positions[term] = positions[term] + at
+                else:
+                    positions[term] = at
         for term, needle, cjk in self.substring:
             if term not in found and needle in (text if cjk else lowered):
                 found.add(term)
@@ -279,7 +329,7 @@ def snippet_for(parsed: sq.ParsedQuery, text: str, width: int = SNIPPET_CHARS) -
 
 
 def _match_spans(parsed: sq.ParsedQuery, text: str) -> list[tuple[int, int]]:
-    stems = {sq.light_stem(t.text): t for t in parsed.terms if not t.cjk}
+    stems = {sq.light_stem(w): t for t in parsed.terms if not t.cjk for w in t.spellings}
     spans: list[tuple[int, int]] = []
     seen: set[sq.Term] = set()
     if stems:

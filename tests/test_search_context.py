@@ -1,0 +1,170 @@
+"""Search recall helpers: neighbour context of chunks (m005), irregular word forms, rerank."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+
+from ctxmode import Store
+from ctxmode import schema as sch
+from ctxmode import search_query as sq
+from ctxmode.chunking import Piece
+from ctxmode.indexing import index_pieces
+from ctxmode.search_forms import forms_of
+
+CHAT = [
+    ("chat", "Which city did you finally pick for the team retreat?", "question"),
+    ("chat", "Oslo, because the fjords are calm in spring.", "answer"),
+    ("chat", "Nice. I booked the train tickets yesterday.", "answer"),
+    ("chat", "The budget spreadsheet is shared with everyone now.", "answer"),
+]
+
+
+def _index_chat(store: Store, label: str = "chat") -> None:
+    pieces = [Piece(title, content, kind) for title, content, kind in CHAT]
+    index_pieces(store, pieces, label, "content", size=sum(len(p.content) for p in pieces))
+
+
+def _context_of(store: Store, content: str) -> str:
+    row = store.conn.execute(
+        "SELECT s.context FROM search_items s JOIN chunks c ON s.item_kind = 'chunk' "
+        "AND s.ref_id = c.id WHERE c.content = ?",
+        (content,),
+    ).fetchone()
+    return str(row[0])
+
+
+def test_chunk_gets_the_two_chunks_before_it_as_context(store: Store) -> None:
+    _index_chat(store)
+    assert _context_of(store, CHAT[0][1]) == ""
+    assert _context_of(store, CHAT[1][1]) == CHAT[0][1]
+    assert _context_of(store, CHAT[2][1]) == f"{CHAT[0][1]} {CHAT[1][1]}"
+    # Only the two chunks just before: the question is three places before the last one.
+    assert CHAT[0][1] not in _context_of(store, CHAT[3][1])
+
+
+def test_context_is_cut_to_the_end_of_long_neighbours(store: Store) -> None:
+    long_text = "start " + "filler " * 100 + "final words here"
+    index_pieces(
+        store,
+        [Piece("a", long_text, "text"), Piece("b", "next piece", "text")],
+        "long",
+        "content",
+        size=len(long_text),
+    )
+    context = _context_of(store, "next piece")
+    assert len(context) == 300
+    assert context.endswith("final words here")
+    assert "start" not in context
+
+
+def test_context_never_crosses_files_of_one_source(store: Store) -> None:
+    now = int(time.time())
+    with store.transaction() as conn:
+        source_id = conn.execute(
+            "INSERT INTO sources(label, kind, indexed_at) VALUES ('dir', 'file', ?)", (now,)
+        ).lastrowid
+        for path, ordinal, content in (
+            ("a.md", 0, "alpha first"),
+            ("a.md", 1, "alpha second"),
+            ("b.md", 0, "beta first"),
+            ("b.md", 1, "beta second"),
+        ):
+            conn.execute(
+                "INSERT INTO chunks(source_id, ordinal, title, content, kind, created_at, path) "
+                "VALUES (?, ?, ?, ?, 'markdown', ?, ?)",
+                (source_id, ordinal, path, content, now, path),
+            )
+    assert _context_of(store, "beta first") == ""
+    assert _context_of(store, "beta second") == "beta first"
+
+
+def test_reply_is_found_through_the_question_it_answers(store: Store) -> None:
+    _index_chat(store)
+    # The reply holds none of the query's words; only its context (the question) does, and the
+    # type filter keeps the question itself (and anything it could lend to) out.
+    result = store.search("which city for the team retreat", type="answer")
+    assert result.hits
+    assert result.hits[0].snippet.startswith("Oslo")
+    assert "Oslo" not in " ".join(h.snippet for h in result.hits[1:])
+
+
+def test_words_of_the_item_itself_outrank_words_of_its_context(store: Store) -> None:
+    _index_chat(store)
+    result = store.search("train tickets")
+    assert result.hits[0].snippet.replace("**", "").startswith("Nice. I booked")
+    # The budget line has "train tickets" only in its context: found, but ranked below.
+    found = [h.snippet.replace("**", "") for h in result.hits]
+    assert any(s.startswith("The budget") for s in found[1:])
+
+
+def test_contexts_and_events_keep_an_empty_context(store: Store) -> None:
+    store.write_context("decision", "Use SQLite for the knowledge store")
+    rows = store.conn.execute(
+        "SELECT context FROM search_items WHERE item_kind = 'context'"
+    ).fetchall()
+    assert rows == [("",)]
+
+
+def test_migration_backfills_context_of_existing_chunks(tmp_path: Path) -> None:
+    path = tmp_path / "v4.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("BEGIN")
+    conn.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)")
+    for migration in sch.MIGRATIONS[:4]:
+        sch._run_in_transaction(conn, migration)
+        conn.execute("INSERT INTO _migrations VALUES (?, 0)", (migration.__name__,))
+    source_id = conn.execute(
+        "INSERT INTO sources(label, kind, indexed_at) VALUES ('old', 'content', 0)"
+    ).lastrowid
+    for ordinal, (title, content, kind) in enumerate(CHAT):
+        conn.execute(
+            "INSERT INTO chunks(source_id, ordinal, title, content, kind, created_at) "
+            "VALUES (?, ?, ?, ?, ?, 0)",
+            (source_id, ordinal, title, content, kind),
+        )
+    conn.execute("PRAGMA user_version = 4")
+    conn.execute("COMMIT")
+    conn.close()
+    with Store.open(path) as store:
+        assert _context_of(store, CHAT[1][1]) == CHAT[0][1]
+        assert store.search("which city for the team retreat", type="answer").hits
+        check = store.conn.execute(
+            "INSERT INTO search_fts(search_fts, rank) VALUES ('integrity-check', 1)"
+        )
+        assert check is not None  # raises sqlite3.DatabaseError when the index is corrupt
+
+
+def test_irregular_forms_are_one_group() -> None:
+    assert set(forms_of("went")) == {"go", "gone"}
+    assert "bought" in forms_of("buy")
+    assert forms_of("painting") == ()
+    term = sq.parse("Where did she go?").terms[0]
+    assert term.text == "go" and "went" in term.forms
+    assert '"went"' in (sq.porter_expression(sq.parse("go")) or "")
+
+
+def test_question_words_and_irregular_verbs_find_the_answer(store: Store) -> None:
+    # The answer is inserted last and is the longest, so without "go" -> "went" it would lose
+    # every tie (same words matched, BM25 favours short items, ties go to the lower id).
+    for text in (
+        "Ana likes green tea in the morning.",
+        "Ana wrote a poem about rain.",
+        "Last July Ana went to Lisbon with her sister for a week of walks.",
+    ):
+        store.write_context("reference", text)
+    result = store.search("Where did Ana go?")
+    assert "Lisbon" in result.hits[0].snippet
+    assert "**went**" in result.hits[0].snippet
+
+
+def test_porter_stems_match_the_index_word_by_word(store: Store) -> None:
+    words = ["hiking", "hike", "went", "caf\u00e9", "x_y", "running"]
+    stems = sq.porter_stems(store.conn, words)
+    assert stems["hiking"] == stems["hike"] == "hike"
+    assert stems["went"] == "went"
+    assert stems["running"] == "run"
+    assert stems["caf\u00e9"] == "cafe"  # remove_diacritics, as the index does
+    # A word the tokenizer cuts in two keeps its first piece and shifts no other word.
+    assert stems["x_y"] == "x"
