@@ -403,3 +403,21 @@ def test_cached_store_data_follows_writes_by_another_connection(project: Path) -
         (cid,) = add_chunks(writer, "animals", [("Marsupials", "a quokka smiles")])
         assert ids_of(search(reader, "quokka")) == [f"doc:{cid}"]
         assert search(reader, "quokkka").corrected_query == "quokka"
+
+
+def test_item_text_caches_survive_other_writes_and_follow_edits(store: Store) -> None:
+    """Stems and redacted texts are reused across writes, but never for a text that changed."""
+    from ctxmode import search_cache
+
+    first = store.write_context("decision", "Retry uploads with exponential backoff").id
+    assert [h.id for h in store.search("backoff").hits] == [f"ctx:{first}"]
+    cache = search_cache.for_store(store)
+    kept = dict(cache.stems_at)
+    assert kept
+    store.write_context("snippet", "An unrelated note about logging levels")
+    assert [h.id for h in store.search("backoff").hits] == [f"ctx:{first}"]
+    assert all(cache.stems_at[key] is value for key, value in kept.items())
+    store.update_context(first, content="Retry uploads with a fixed delay")
+    assert not store.search("backoff").hits
+    hits = store.search("fixed delay").hits
+    assert [h.id for h in hits] == [f"ctx:{first}"] and "delay" in hits[0].snippet

@@ -18,8 +18,9 @@ Pipeline (``search``):
 5. when nothing matched at all, each unknown word is corrected against the indexed vocabulary
    (edit distance over ``fts5vocab``), the search runs again and ``corrected_query`` says so.
 
-Per-store data reused between queries (item count, term frequencies, vocabulary, tokenised
-and redacted item texts) lives in ``search_cache`` and is dropped as soon as the store changes.
+Per-store data reused between queries lives in ``search_cache``: counts (items, term
+frequencies, vocabulary) are dropped as soon as the store changes; stemmed and redacted item
+texts are kept while their item holds the same text.
 
 Results are compact hits (id, title, short highlighted snippet, score) within ``budget_chars``;
 ``get_items`` returns full text by id (progressive disclosure). Every string returned passes
@@ -491,11 +492,8 @@ def _correct(
 
 
 def _stems(cache: sc.StoreCache, conn: sqlite3.Connection, words: tuple[str, ...]) -> list[str]:
-    """Porter stems of ``words``, from the cache or computed by SQLite for the new ones."""
-    new = tuple(w for w in dict.fromkeys(words) if w not in cache.stems)
-    if new:
-        cache.stems.update(zip(new, sq.stems(conn, new), strict=True))
-    return [cache.stems[w] for w in words]
+    """Porter stems of ``words`` as the index computes them (memoised in ``search_rank``)."""
+    return sr.porter_of(conn, words)
 
 
 def _surface_form(cache: sc.StoreCache, conn: sqlite3.Connection, stem: str) -> str:
@@ -523,11 +521,12 @@ def _surface_form(cache: sc.StoreCache, conn: sqlite3.Connection, stem: str) -> 
 def _redacted(cache: sc.StoreCache, row_id: int, field: int, text: str) -> str:
     """``redact(text)`` for one field of an item, kept in the store's cache between queries."""
     key = (row_id, field)
-    out = cache.redacted.get(key)
-    if out is None:
-        out = redact(text)
-        cache.charge(len(text))
-        cache.redacted[key] = out
+    got = cache.redacted.get(key)
+    if got is not None and got[0] == text:
+        return got[1]
+    out = redact(text)
+    cache.charge(len(text))
+    cache.redacted[key] = (text, out)
     return out
 
 

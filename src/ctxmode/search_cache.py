@@ -5,11 +5,15 @@ item count, the document frequency of each query term and the indexed vocabulary
 correction) are the same for all of them until something is written. They are kept here, one
 ``StoreCache`` per ``Store`` (held weakly: a closed and dropped store frees its cache).
 
-Invariant: a cached value is only used while the store's version is unchanged. The version is
-``(PRAGMA data_version, connection.total_changes)``: the first moves when another connection
-commits, the second when this one writes anything (even in a transaction not yet committed, or
-rolled back, which only costs a needless refresh). ``search`` itself writes to temporary tables
-(porter stems), so it calls ``settle`` when done to record the version it leaves behind.
+Invariants: a count (items, document frequencies, vocabulary) is only used while the store's
+version is unchanged. The version is ``(PRAGMA data_version, connection.total_changes)``: the
+first moves when another connection commits, the second when this one writes anything (even in a
+transaction not yet committed, or rolled back, which only costs a needless refresh). ``search``
+itself writes to temporary tables (porter stems), so it calls ``settle`` when done to record the
+version it leaves behind. What is derived from one item's text (its stems, its redacted form)
+survives writes: each entry keeps the text it was made from and is used only while the item
+still holds that same text, so an agent's hooks writing events do not empty the cache of an MCP
+server between two searches. Porter stems of words depend on no data and are never dropped.
 """
 
 from __future__ import annotations
@@ -27,9 +31,12 @@ __all__ = ["StoreCache", "for_store"]
 
 #: Cached document frequencies kept at most (a dict of short strings: a few MB at worst).
 MAX_DF_ENTRIES = 50_000
-#: Item texts (tokenised for the rerank, redacted for hits) kept at most, and their total size.
-MAX_TEXT_ENTRIES = 20_000
-MAX_TEXT_CHARS = 16_000_000
+#: Item fields (stemmed for the rerank, redacted for hits) kept at most, and their total size.
+#: A field costs ~20 bytes a character once stemmed, so the size cap is ~80 MB at worst; the
+#: entry cap is high enough for every field (title, body, context) of ~40,000 items, because
+#: reaching a cap drops the whole cache and a corpus that overflows it would never hit.
+MAX_TEXT_ENTRIES = 120_000
+MAX_TEXT_CHARS = 4_000_000
 
 
 def _version(conn: sqlite3.Connection) -> tuple[int, int]:
@@ -46,14 +53,12 @@ class StoreCache:
     df: dict[tuple[str, str], int] = field(default_factory=dict)
     #: Indexed porter terms by length: length -> [(term, document count)], built on demand.
     vocab: dict[int, list[tuple[str, int]]] | None = None
-    #: Word -> porter stem as the index computes it.
-    stems: dict[str, str] = field(default_factory=dict)
-    #: (row id, field) -> (lowercased text, its word tokens): rerank input, per item field.
-    tokens: dict[tuple[int, int], tuple[str, list[str]]] = field(default_factory=dict)
-    #: (row id, field) -> the field's text after ``redact``: what hits show.
-    redacted: dict[tuple[int, int], str] = field(default_factory=dict)
-    #: (row id, field) -> (lowercased text, light stem -> token positions): rerank input.
-    stems_at: dict[tuple[int, int], tuple[str, dict[str, list[int]]]] = field(default_factory=dict)
+    #: (row id, field) -> (the field's text, that text after ``redact``): what hits show.
+    redacted: dict[tuple[int, int], tuple[str, str]] = field(default_factory=dict)
+    #: (row id, field) -> (the field's text, lowercased, stem -> token positions): rerank input.
+    stems_at: dict[tuple[int, int], tuple[str, str, dict[str, list[int]]]] = field(
+        default_factory=dict
+    )
     _text_chars: int = 0
 
     def refresh(self, conn: sqlite3.Connection) -> StoreCache:
@@ -64,12 +69,9 @@ class StoreCache:
             self.n_items = None
             self.df.clear()
             self.vocab = None
-            self.stems.clear()
-            self.forget_texts()
         return self
 
     def forget_texts(self) -> None:
-        self.tokens.clear()
         self.redacted.clear()
         self.stems_at.clear()
         self._text_chars = 0
@@ -79,7 +81,7 @@ class StoreCache:
         self._text_chars += chars
         if (
             self._text_chars > MAX_TEXT_CHARS
-            or len(self.tokens) + len(self.redacted) + len(self.stems_at) > MAX_TEXT_ENTRIES
+            or len(self.redacted) + len(self.stems_at) > MAX_TEXT_ENTRIES
         ):
             self.forget_texts()
 

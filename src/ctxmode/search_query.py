@@ -220,34 +220,6 @@ def allowed_edits(word: str) -> int:
     return 1 if len(word) <= 7 else 2
 
 
-_STEM_TABLE = "ctxmode_stem"
-
-
-def stems(conn: sqlite3.Connection, words: tuple[str, ...]) -> list[str]:
-    """The porter stems the index uses for ``words`` (same order), computed by SQLite itself.
-
-    A temporary FTS5 table with the index's tokenizer holds the words for a moment; its
-    ``fts5vocab`` view lists the stems by position. Temporary objects live per connection and
-    never touch the project file.
-    """
-    if not words:
-        return []
-    conn.execute(
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_STEM_TABLE} USING fts5("
-        "t, tokenize='porter unicode61 remove_diacritics 2')"
-    )
-    conn.execute(
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_STEM_TABLE}_v "
-        f"USING fts5vocab(temp, {_STEM_TABLE}, instance)"
-    )
-    conn.execute(f"DELETE FROM temp.{_STEM_TABLE}")
-    conn.execute(f"INSERT INTO temp.{_STEM_TABLE}(rowid, t) VALUES (1, ?)", (" ".join(words),))
-    rows = conn.execute(f"SELECT term, offset FROM temp.{_STEM_TABLE}_v").fetchall()
-    conn.execute(f"DELETE FROM temp.{_STEM_TABLE}")
-    by_offset = {int(offset): str(term) for term, offset in rows}
-    return [by_offset.get(i, w) for i, w in enumerate(words)]
-
-
 _WORD_TABLE = "ctxmode_words"
 
 

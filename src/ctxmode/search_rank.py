@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -86,6 +86,12 @@ ROW_SQL = (
 #: and emptied when it grows past ``MAX_STEMMED_WORDS``.
 _PORTER: dict[str, str] = {}
 MAX_STEMMED_WORDS = 200_000
+
+
+def porter_of(conn: sqlite3.Connection, words: Sequence[str]) -> list[str]:
+    """The index's porter stem of each of ``words`` (a word it drops stands for itself)."""
+    _learn_stems(conn, list(words))
+    return [_PORTER.get(w, w) for w in words]
 
 
 def _learn_stems(conn: sqlite3.Connection, words: list[str]) -> None:
@@ -216,7 +222,10 @@ class _Scorer:
         words: list[str] = []
         for row_id, row in rows.items():
             for field, value in ((0, row[3]), (1, row[4]), (2, row[9] if len(row) > 9 else "")):
-                if value and (row_id, field) not in cached:
+                if not value:
+                    continue
+                got = cached.get((row_id, field))
+                if got is None or got[0] != str(value):
                     words.extend(sq.TOKEN.findall(str(value).lower()))
         _learn_stems(conn, words)
 
@@ -228,16 +237,16 @@ class _Scorer:
         """
         cache = self.cache
         got = cache.stems_at.get((row_id, field)) if cache is not None else None
-        if got is None:
-            lowered = text.lower()
-            stems: dict[str, list[int]] = {}
-            for pos, tok in enumerate(sq.TOKEN.findall(lowered)):
-                stems.setdefault(_PORTER.get(tok) or sq.light_stem(tok), []).append(pos)
-            got = (lowered, stems)
-            if cache is not None:
-                cache.charge(len(text))
-                cache.stems_at[(row_id, field)] = got
-        return got
+        if got is not None and got[0] == text:
+            return got[1], got[2]
+        lowered = text.lower()
+        stems: dict[str, list[int]] = {}
+        for pos, tok in enumerate(sq.TOKEN.findall(lowered)):
+            stems.setdefault(_PORTER.get(tok) or sq.light_stem(tok), []).append(pos)
+        if cache is not None:
+            cache.charge(len(text))
+            cache.stems_at[(row_id, field)] = (text, lowered, stems)
+        return lowered, stems
 
     def _matched(
         self, text: str, lowered: str, stems: dict[str, list[int]]
