@@ -7,7 +7,7 @@ Pipeline (``search``):
    weighted ``TITLE_WEIGHT`` times the body, and the neighbour ``context`` of a document chunk,
    the ends of the two chunks before it, ``CONTEXT_WEIGHT`` times), BM25 on ``search_trigram``
    (substrings, CJK runs of 3+ characters; Latin words found as whole words in
-   ``TRIGRAM_SKIP_SHARE`` of the items are left out, as the costliest and least useful part of
+   ``TRIGRAM_SKIP_MIN_DF`` items or more are left out, as the costliest and least useful part of
    that list) and a substring scan for 1-2 character CJK terms;
 3. reciprocal rank fusion (``RRF_K`` = 60) of those lists;
 4. a rerank of the best ``RERANK_POOL`` by IDF-weighted term coverage (words found only in the
@@ -58,9 +58,9 @@ BODY_WEIGHT = 1.0
 CONTEXT_WEIGHT = 0.3
 #: Fusion weights of the ranked lists; porter words are the most precise signal.
 ARM_WEIGHTS = {"porter": 1.0, "trigram": 0.6, "substring": 1.0}
-#: A Latin word found as a whole word in this share of the items (and in at least
-#: ``TRIGRAM_SKIP_MIN_DF``) is left out of the trigram list.
-TRIGRAM_SKIP_SHARE = 0.1
+#: A Latin word found as a whole word in this many items is left out of the trigram list: the
+#: porter list already ranks that many items for it, and ranking its trigram phrase over every
+#: item holding it was the costliest query of a search (LoCoMo and DevBench recall unchanged).
 TRIGRAM_SKIP_MIN_DF = 50
 #: Candidates fetched from each ranked list.
 ARM_DEPTH = 200
@@ -184,7 +184,7 @@ def search(
     cache = sc.for_store(store)
     n_items = cache.item_count(conn)
     df = _document_frequencies(cache, conn, parsed, n_items)
-    fused = _fuse(conn, parsed, where, params, _trigram_skip(parsed, df, n_items))
+    fused = _fuse(conn, parsed, where, params, _trigram_skip(parsed, df))
 
     def near(ids: list[int]) -> dict[int, list[tuple[int, int]]]:
         return _adjacent_chunks(conn, ids, where, params)
@@ -197,7 +197,7 @@ def search(
         better = _correct(cache, conn, parsed, df)
         if better is not None:
             df2 = _document_frequencies(cache, conn, better, n_items)
-            fused2 = _fuse(conn, better, where, params, _trigram_skip(better, df2, n_items))
+            fused2 = _fuse(conn, better, where, params, _trigram_skip(better, df2))
             ranked2, rows2 = sr.rerank(conn, better, fused2, df2, n_items, near, cache)
             if ranked2 and (not ranked or ranked2[0].coverage > ranked[0].coverage):
                 parsed, fused, ranked, rows = better, fused2, ranked2, rows2
@@ -373,15 +373,16 @@ def _substring_arm(
     return [int(r[0]) for r in conn.execute(sql, [*term_params, *term_params, *params])]
 
 
-def _trigram_skip(parsed: sq.ParsedQuery, df: dict[sq.Term, int], n_items: int) -> frozenset[str]:
-    """Common Latin words: found as whole words in ``TRIGRAM_SKIP_SHARE`` of the items or more.
+def _trigram_skip(parsed: sq.ParsedQuery, df: dict[sq.Term, int]) -> frozenset[str]:
+    """Common Latin words: found as whole words in ``TRIGRAM_SKIP_MIN_DF`` items or more.
 
     Phrase-matching the trigrams of a common word is the most expensive query of a search, and
     for such a word the trigram list mostly repeats the porter list; rarer words keep their
     substring matches ("tokenizer" inside "pretokenizers").
     """
-    limit = max(TRIGRAM_SKIP_MIN_DF, TRIGRAM_SKIP_SHARE * n_items)
-    return frozenset(t.text for t in parsed.terms if not t.cjk and df.get(t, 0) >= limit)
+    return frozenset(
+        t.text for t in parsed.terms if not t.cjk and df.get(t, 0) >= TRIGRAM_SKIP_MIN_DF
+    )
 
 
 def _fuse(

@@ -175,7 +175,10 @@ class _Scorer:
         cache: StoreCache | None = None,
     ) -> None:
         self.parsed = parsed
+        self.conn = conn
         self.cache = cache
+        #: Analysed fields when there is no store cache to keep them in.
+        self._local: dict[tuple[int, int], tuple[str, str, dict[str, list[int]]]] = {}
         terms = parsed.terms
         self.weights = [idf(df.get(t, 0), n_items) for t in terms]
         self.total = sum(self.weights) or 1.0
@@ -217,36 +220,65 @@ class _Scorer:
         return cand
 
     def prepare(self, conn: sqlite3.Connection, rows: dict[int, tuple[Any, ...]]) -> None:
-        """Stem, in one batch, the words of the rows' fields that are not analysed yet."""
-        cached = self.cache.stems_at if self.cache is not None else {}
+        """Analyse the rows' fields (title, body, context) that are not analysed yet."""
+        fields = [
+            ((row_id, field), str(value or ""))
+            for row_id, row in rows.items()
+            for field, value in ((0, row[3]), (1, row[4]), (2, row[9] if len(row) > 9 else ""))
+        ]
+        self._analyse(conn, fields)
+
+    def _analyse(self, conn: sqlite3.Connection, fields: list[tuple[tuple[int, int], str]]) -> None:
+        """One tokenisation per new field and one batch of porter stems for all their words;
+        results go to the store's cache (or this scorer's own dict without one)."""
+        cached = self.cache.stems_at if self.cache is not None else self._local
+        pending: list[tuple[tuple[int, int], str, str, list[str]]] = []
         words: list[str] = []
-        for row_id, row in rows.items():
-            for field, value in ((0, row[3]), (1, row[4]), (2, row[9] if len(row) > 9 else "")):
-                if not value:
-                    continue
-                got = cached.get((row_id, field))
-                if got is None or got[0] != str(value):
-                    words.extend(sq.TOKEN.findall(str(value).lower()))
+        for key, text in fields:
+            got = cached.get(key)
+            if got is not None and got[0] == text:
+                continue
+            lowered = text.lower()
+            tokens = sq.TOKEN.findall(lowered)
+            words.extend(tokens)
+            pending.append((key, text, lowered, tokens))
+        if not pending:
+            return
         _learn_stems(conn, words)
+        porter, light = _PORTER, sq.light_stem
+        for key, text, lowered, tokens in pending:
+            stems: dict[str, list[int]] = {}
+            if key[1] == 2:
+                # The neighbour context only counts for coverage: stems without positions.
+                for tok in tokens:
+                    stems[porter.get(tok) or light(tok)] = []
+                cached[key] = (text, lowered, stems)
+                if self.cache is not None:
+                    self.cache.charge(len(text))
+                continue
+            for pos, tok in enumerate(tokens):
+                stem = porter.get(tok) or light(tok)
+                at = stems.get(stem)
+                if at is None:
+                    stems[stem] = [pos]
+                else:
+                    at.append(pos)
+            if self.cache is not None:
+                self.cache.charge(len(text))
+            cached[key] = (text, lowered, stems)
 
     def _analysed(self, row_id: int, field: int, text: str) -> tuple[str, dict[str, list[int]]]:
-        """``text`` lowercased, and the token positions of each light stem in it.
+        """``text`` lowercased, and the token positions of each stem in it.
 
         Kept in the store's cache between queries: an item's text is cut and stemmed once,
         and each query then looks its few stems up instead of walking every token.
         """
-        cache = self.cache
-        got = cache.stems_at.get((row_id, field)) if cache is not None else None
-        if got is not None and got[0] == text:
-            return got[1], got[2]
-        lowered = text.lower()
-        stems: dict[str, list[int]] = {}
-        for pos, tok in enumerate(sq.TOKEN.findall(lowered)):
-            stems.setdefault(_PORTER.get(tok) or sq.light_stem(tok), []).append(pos)
-        if cache is not None:
-            cache.charge(len(text))
-            cache.stems_at[(row_id, field)] = (text, lowered, stems)
-        return lowered, stems
+        cached = self.cache.stems_at if self.cache is not None else self._local
+        got = cached.get((row_id, field))
+        if got is None or got[0] != text:
+            self._analyse(self.conn, [((row_id, field), text)])
+            got = cached[(row_id, field)]
+        return got[1], got[2]
 
     def _matched(
         self, text: str, lowered: str, stems: dict[str, list[int]]
