@@ -216,3 +216,13 @@ def test_any_content_gives_valid_xml_within_budget(
     snap = snapshot.build_snapshot(store, SID, budget_bytes=budget)
     assert snap.bytes <= budget
     parse(snap.xml)
+
+
+def test_event_data_is_decoded_alone_when_a_row_is_damaged() -> None:
+    from ctxmode.snapshot import _decode_all
+
+    good = ['{"path": "a.py"}', '{"text": "x"}']
+    assert _decode_all(good) == [{"path": "a.py"}, {"text": "x"}]
+    assert _decode_all(['{"path": "a.py"', '{"text": "x"}']) == [None, {"text": "x"}]
+    assert _decode_all(['{"a": 1}, {"b": 2}', '{"c": 3}']) == [None, {"c": 3}]
+    assert _decode_all([]) == []

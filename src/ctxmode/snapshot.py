@@ -224,16 +224,34 @@ def _load(store: Store, session_id: str) -> dict[str, list[tuple[int, str, dict[
             "ORDER BY id DESC LIMIT ?",
             (session_id, category, limit),
         ).fetchall()
-        loaded = []
-        for event_id, type_, raw in reversed(rows):
-            try:
-                data = json.loads(raw)
-            except ValueError:
-                continue
-            if isinstance(data, dict):
-                loaded.append((int(event_id), type_, data))
+        loaded = [
+            (int(event_id), type_, data)
+            for (event_id, type_, _raw), data in zip(
+                reversed(rows), _decode_all([r[2] for r in reversed(rows)]), strict=True
+            )
+            if isinstance(data, dict)
+        ]
         if loaded:
             out[category] = loaded
+    return out
+
+
+def _decode_all(raws: list[str]) -> list[Any]:
+    """``json.loads`` of each text (None where one is not JSON), in one parse when all are
+    objects (what ``sessions.record`` writes): one call instead of hundreds."""
+    if all(r.startswith("{") and r.endswith("}") for r in raws):
+        try:
+            decoded = json.loads("[" + ",".join(raws) + "]")
+            if isinstance(decoded, list) and len(decoded) == len(raws):
+                return decoded
+        except ValueError:
+            pass
+    out: list[Any] = []
+    for raw in raws:
+        try:
+            out.append(json.loads(raw))
+        except ValueError:
+            out.append(None)
     return out
 
 
