@@ -476,10 +476,10 @@ def _correct(
         return None
     replacements: dict[str, str] = {}
     vocab = cache.vocabulary(conn)
-    for word, stem in zip(unknown, _stems(cache, conn, unknown), strict=True):
+    for word, stem in zip(unknown, sr.porter_of(conn, unknown), strict=True):
         candidates = sq.nearest_terms(vocab, stem, sq.allowed_edits(word))
         if candidates:
-            replacements[word] = _surface_form(cache, conn, candidates[0][2])
+            replacements[word] = _surface_form(conn, candidates[0][2])
     if not replacements:
         return None
     terms = tuple(
@@ -492,12 +492,7 @@ def _correct(
     return sq.ParsedQuery(text=text, terms=terms)
 
 
-def _stems(cache: sc.StoreCache, conn: sqlite3.Connection, words: tuple[str, ...]) -> list[str]:
-    """Porter stems of ``words`` as the index computes them (memoised in ``search_rank``)."""
-    return sr.porter_of(conn, words)
-
-
-def _surface_form(cache: sc.StoreCache, conn: sqlite3.Connection, stem: str) -> str:
+def _surface_form(conn: sqlite3.Connection, stem: str) -> str:
     """A word as written in the indexed text whose porter stem is ``stem`` (else the stem)."""
     rows = conn.execute(
         "SELECT s.title || ' ' || s.body FROM search_fts JOIN search_items s "
@@ -510,7 +505,7 @@ def _surface_form(cache: sc.StoreCache, conn: sqlite3.Connection, stem: str) -> 
             if tok[:3] == stem[:3]:
                 counts[tok] = counts.get(tok, 0) + 1
     words = sorted(counts, key=lambda w: (-counts[w], w))
-    for word, word_stem in zip(words, _stems(cache, conn, tuple(words)), strict=True):
+    for word, word_stem in zip(words, sr.porter_of(conn, words), strict=True):
         if word_stem == stem:
             return word
     return stem
