@@ -421,3 +421,23 @@ def test_item_text_caches_survive_other_writes_and_follow_edits(store: Store) ->
     assert not store.search("backoff").hits
     hits = store.search("fixed delay").hits
     assert [h.id for h in hits] == [f"ctx:{first}"] and "delay" in hits[0].snippet
+
+
+def test_search_works_when_every_cached_text_overflows_the_cache(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cache at its cap empties itself while a search fills it; the search must not care."""
+    from ctxmode import search_cache
+    from ctxmode.indexing import index_content
+
+    doc = "\n\n".join(
+        f"## Part {i}\n\nThe retry budget of worker {i} is {i} seconds." for i in range(6)
+    )
+    index_content(store, doc, "notes", fmt="markdown")
+    expected = [h.id for h in store.search("retry budget worker", limit=3).hits]
+    monkeypatch.setattr(search_cache, "MAX_TEXT_ENTRIES", 0)
+    fresh = Store.open(store.path, root=store.root)
+    try:
+        assert [h.id for h in fresh.search("retry budget worker", limit=3).hits] == expected
+    finally:
+        fresh.close()

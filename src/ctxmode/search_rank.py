@@ -113,8 +113,8 @@ def rerank(
     fused: dict[int, float],
     df: dict[sq.Term, int],
     n_items: int,
-    neighbours: Callable[[list[int]], dict[int, list[tuple[int, int]]]] | None = None,
-    cache: StoreCache | None = None,
+    neighbours: Callable[[list[int]], dict[int, list[tuple[int, int]]]] | None,
+    cache: StoreCache,
 ) -> tuple[list[Candidate], dict[int, tuple[Any, ...]]]:
     """Score the best fused candidates on coverage, title, proximity and adjacency.
 
@@ -128,14 +128,14 @@ def rerank(
     pool = sorted(fused, key=lambda i: (-fused[i], i))[:RERANK_POOL]
     scorer = _Scorer(conn, parsed, df, n_items, max(fused.values()), cache)
     rows = _fetch(conn, pool)
-    scorer.prepare(conn, rows)
+    scorer.prepare(rows)
     scored = {i: scorer.score(i, fused[i], rows[i]) for i in pool if i in rows}
     if neighbours is not None and scored:
         seeds = sorted(scored.values(), key=lambda c: (-c.score, c.row_id))[:NEIGHBOUR_SEEDS]
         links = neighbours([c.row_id for c in seeds])
         fresh = sorted({n for ns in links.values() for n, _ in ns} - scored.keys())
         rows.update(_fetch(conn, fresh))
-        scorer.prepare(conn, {n: rows[n] for n in fresh if n in rows})
+        scorer.prepare({n: rows[n] for n in fresh if n in rows})
         for n in fresh:
             if n in rows:
                 scored[n] = scorer.score(n, fused.get(n, 0.0), rows[n])
@@ -149,6 +149,11 @@ def rerank(
                 scored[n].score += bonus
     out = sorted(scored.values(), key=lambda c: (-c.score, c.row_id))
     return out, rows
+
+
+def _fields(row: tuple[Any, ...]) -> tuple[str, str, str]:
+    """Title, body and neighbour context of a ``ROW_SQL`` row."""
+    return str(row[3]), str(row[4]), str(row[9] or "")
 
 
 def _fetch(conn: sqlite3.Connection, ids: list[int]) -> dict[int, tuple[Any, ...]]:
@@ -173,13 +178,11 @@ class _Scorer:
         df: dict[sq.Term, int],
         n_items: int,
         top: float,
-        cache: StoreCache | None = None,
+        cache: StoreCache,
     ) -> None:
         self.parsed = parsed
         self.conn = conn
         self.cache = cache
-        #: Analysed fields when there is no store cache to keep them in.
-        self._local: dict[tuple[int, int], tuple[str, str, dict[str, list[int]]]] = {}
         terms = parsed.terms
         self.weights = [idf(df.get(t, 0), n_items) for t in terms]
         self.total = sum(self.weights) or 1.0
@@ -197,14 +200,14 @@ class _Scorer:
         self.top = top or 1.0
 
     def score(self, row_id: int, fused: float, row: tuple[Any, ...]) -> Candidate:
-        in_title = self._matched(str(row[3]), *self._analysed(row_id, 0, str(row[3])))[0]
-        in_body, positions = self._matched(str(row[4]), *self._analysed(row_id, 1, str(row[4])))
+        title, body, context = _fields(row)
+        in_title = self._matched(title, *self._analysed(row_id, 0, title))[0]
+        in_body, positions = self._matched(body, *self._analysed(row_id, 1, body))
         weights, total = self.weights, self.total
         cand = Candidate(row_id=row_id, fused=fused)
         own = in_title | in_body
         cand.coverage = sum(weights[t] for t in own) / total
         title_cov = sum(weights[t] for t in in_title) / total
-        context = str(row[9]) if len(row) > 9 and row[9] else ""
         context_cov = 0.0
         if context:
             in_context = self._matched(context, *self._analysed(row_id, 2, context))[0] - own
@@ -220,19 +223,22 @@ class _Scorer:
             cand.score *= SUPERSEDED_FACTOR
         return cand
 
-    def prepare(self, conn: sqlite3.Connection, rows: dict[int, tuple[Any, ...]]) -> None:
+    def prepare(self, rows: dict[int, tuple[Any, ...]]) -> None:
         """Analyse the rows' fields (title, body, context) that are not analysed yet."""
-        fields = [
-            ((row_id, field), str(value or ""))
-            for row_id, row in rows.items()
-            for field, value in ((0, row[3]), (1, row[4]), (2, row[9] if len(row) > 9 else ""))
-        ]
-        self._analyse(conn, fields)
+        self._analyse(
+            [
+                ((row_id, field), text)
+                for row_id, row in rows.items()
+                for field, text in enumerate(_fields(row))
+            ]
+        )
 
-    def _analyse(self, conn: sqlite3.Connection, fields: list[tuple[tuple[int, int], str]]) -> None:
-        """One tokenisation per new field and one batch of porter stems for all their words;
-        results go to the store's cache (or this scorer's own dict without one)."""
-        cached = self.cache.stems_at if self.cache is not None else self._local
+    def _analyse(
+        self, fields: list[tuple[tuple[int, int], str]]
+    ) -> dict[tuple[int, int], tuple[str, str, dict[str, list[int]]]]:
+        """Analyse the fields not in the store's cache yet (one tokenisation each, one batch of
+        porter stems for all their words), cache them and return them."""
+        cached = self.cache.stems_at
         pending: list[tuple[tuple[int, int], str, str, list[str]]] = []
         words: list[str] = []
         for key, text in fields:
@@ -244,29 +250,27 @@ class _Scorer:
             words.extend(tokens)
             pending.append((key, text, lowered, tokens))
         if not pending:
-            return
-        _learn_stems(conn, words)
+            return {}
+        _learn_stems(self.conn, words)
         porter, light = _PORTER, sq.light_stem
+        done = {}
         for key, text, lowered, tokens in pending:
             stems: dict[str, list[int]] = {}
             if key[1] == 2:
                 # The neighbour context only counts for coverage: stems without positions.
                 for tok in tokens:
                     stems[porter.get(tok) or light(tok)] = []
-                cached[key] = (text, lowered, stems)
-                if self.cache is not None:
-                    self.cache.charge(len(text))
-                continue
-            for pos, tok in enumerate(tokens):
-                stem = porter.get(tok) or light(tok)
-                at = stems.get(stem)
-                if at is None:
-                    stems[stem] = [pos]
-                else:
-                    at.append(pos)
-            if self.cache is not None:
-                self.cache.charge(len(text))
-            cached[key] = (text, lowered, stems)
+            else:
+                for pos, tok in enumerate(tokens):
+                    stem = porter.get(tok) or light(tok)
+                    at = stems.get(stem)
+                    if at is None:
+                        stems[stem] = [pos]
+                    else:
+                        at.append(pos)
+            self.cache.charge(len(text))  # may empty the cache: store after it
+            cached[key] = done[key] = (text, lowered, stems)
+        return done
 
     def _analysed(self, row_id: int, field: int, text: str) -> tuple[str, dict[str, list[int]]]:
         """``text`` lowercased, and the token positions of each stem in it.
@@ -274,11 +278,10 @@ class _Scorer:
         Kept in the store's cache between queries: an item's text is cut and stemmed once,
         and each query then looks its few stems up instead of walking every token.
         """
-        cached = self.cache.stems_at if self.cache is not None else self._local
-        got = cached.get((row_id, field))
+        key = (row_id, field)
+        got = self.cache.stems_at.get(key)
         if got is None or got[0] != text:
-            self._analyse(self.conn, [((row_id, field), text)])
-            got = cached[(row_id, field)]
+            got = self._analyse([(key, text)])[key]
         return got[1], got[2]
 
     def _matched(
