@@ -406,17 +406,17 @@ def test_cached_store_data_follows_writes_by_another_connection(project: Path) -
 
 
 def test_item_text_caches_survive_other_writes_and_follow_edits(store: Store) -> None:
-    """Stems and redacted texts are reused across writes, but never for a text that changed."""
+    """Tokenised and redacted texts are reused across writes, but never for a text that changed."""
     from ctxmode import search_cache
 
     first = store.write_context("decision", "Retry uploads with exponential backoff").id
     assert [h.id for h in store.search("backoff").hits] == [f"ctx:{first}"]
     cache = search_cache.for_store(store)
-    kept = dict(cache.stems_at)
+    kept = dict(cache.tokens_at)
     assert kept
     store.write_context("snippet", "An unrelated note about logging levels")
     assert [h.id for h in store.search("backoff").hits] == [f"ctx:{first}"]
-    assert all(cache.stems_at[key] is value for key, value in kept.items())
+    assert all(cache.tokens_at[key] is value for key, value in kept.items())
     store.update_context(first, content="Retry uploads with a fixed delay")
     assert not store.search("backoff").hits
     hits = store.search("fixed delay").hits

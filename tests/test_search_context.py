@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from pathlib import Path
@@ -168,3 +169,48 @@ def test_porter_stems_match_the_index_word_by_word(store: Store) -> None:
     assert stems["caf\u00e9"] == "cafe"  # remove_diacritics, as the index does
     # A word the tokenizer cuts in two keeps its first piece and shifts no other word.
     assert stems["x_y"] == "x"
+
+
+def test_porter_stems_keep_the_first_two_letters(store: Store) -> None:
+    """The rerank stems only tokens that start like a query stem; that rests on porter never
+    rewriting a word's first two letters. Checked here on every word of this repository's own
+    source and tests, so a SQLite whose stemmer behaves otherwise fails loudly."""
+    root = Path(__file__).resolve().parent.parent
+    words: set[str] = set()
+    for path in [*root.glob("src/ctxmode/**/*.py"), *root.glob("tests/*.py"), root / "README.md"]:
+        words.update(t for t in sq.tokens(path.read_text(encoding="utf-8")) if t.isascii())
+    words.update(["ied", "ies", "cry", "skies", "relational", "generalization", "bled"])
+    assert len(words) > 3000
+    stems = sq.porter_stems(store.conn, sorted(words))
+    broken = {w: s for w, s in stems.items() if w[: min(2, len(s))] != s[: min(2, len(s))]}
+    assert not broken
+
+
+def test_accented_words_count_in_the_rerank(store: Store) -> None:
+    """A token outside ASCII is always stemmed (the index folds diacritics), so the rerank
+    sees "\u00e9cole" in the text as the query's "ecole": the match is confident."""
+    first = store.write_context("reference", "Lunch at the \u00e9cole cantine on Fridays.").id
+    store.write_context("reference", "Lunch at the office on Mondays.")
+    for query in ("ecole", "\u00e9cole"):
+        result = store.search(query)
+        assert [h.id for h in result.hits] == [f"ctx:{first}"]
+        assert result.confident
+
+
+def test_source_filter_bounds_rowids_without_losing_interleaved_items(store: Store) -> None:
+    """The source filter passes the source's lowest and highest row id to FTS5: items of
+    another source written in between stay out, and every item of the source stays in."""
+    contexts = []
+    for i in range(3):
+        contexts.append(f"ctx:{store.write_context('reference', f'kestrel sighting {i}').id}")
+        with store.transaction() as conn:
+            conn.execute(
+                "INSERT INTO events(session_id, agent, category, type, priority, data, "
+                "content_hash, created_at) VALUES ('s1', 'claude', 'decision', 'note', 2, ?, ?, ?)",
+                (json.dumps({"text": f"kestrel sighting event {i}"}), f"h{i}", int(time.time())),
+            )
+    knowledge = store.search("kestrel sighting", source="knowledge", limit=10).hits
+    assert sorted(h.id for h in knowledge) == sorted(contexts)
+    events = store.search("kestrel sighting", source="events", limit=10).hits
+    assert len(events) == 3 and all(h.id.startswith("evt:") for h in events)
+    assert not store.search("kestrel", source="gamma").hits

@@ -184,7 +184,8 @@ def search(
     cache = sc.for_store(store)
     n_items = cache.item_count(conn)
     df = _document_frequencies(cache, conn, parsed, n_items)
-    fused = _fuse(conn, parsed, where, params, _trigram_skip(parsed, df))
+    span = _source_span(conn, source)
+    fused = _fuse(conn, parsed, where, params, span, _trigram_skip(parsed, df))
 
     def near(ids: list[int]) -> dict[int, list[tuple[int, int]]]:
         return _adjacent_chunks(conn, ids, where, params)
@@ -197,7 +198,7 @@ def search(
         better = _correct(cache, conn, parsed, df)
         if better is not None:
             df2 = _document_frequencies(cache, conn, better, n_items)
-            fused2 = _fuse(conn, better, where, params, _trigram_skip(better, df2))
+            fused2 = _fuse(conn, better, where, params, span, _trigram_skip(better, df2))
             ranked2, rows2 = sr.rerank(conn, better, fused2, df2, n_items, near, cache)
             if ranked2 and (not ranked or ranked2[0].coverage > ranked[0].coverage):
                 parsed, fused, ranked, rows = better, fused2, ranked2, rows2
@@ -345,15 +346,37 @@ def _filter_sql(
 # -- ranked lists and fusion --------------------------------------------------------------------
 
 
+def _source_span(conn: sqlite3.Connection, source: str | None) -> tuple[int, int] | None:
+    """The lowest and highest row id of a source's items (``None`` without a source filter).
+
+    A source's items are mostly written together (a document's chunks), so their row ids form
+    a narrow band; passed to FTS5 as a rowid range it skips the other sources' postings instead
+    of scoring every match and dropping it in the join (about 1.5x faster on LoCoMo's ten
+    sources). It only narrows: the exact ``s.source = ?`` filter still applies.
+    """
+    if source is None:
+        return None
+    lo, hi = conn.execute(
+        "SELECT min(id), max(id) FROM search_items WHERE source = ?", (source,)
+    ).fetchone()
+    return (1, 0) if lo is None else (int(lo), int(hi))
+
+
 def _fts_arm(
-    conn: sqlite3.Connection, table: str, expression: str, where: str, params: list[Any]
+    conn: sqlite3.Connection,
+    table: str,
+    expression: str,
+    where: str,
+    params: list[Any],
+    span: tuple[int, int] | None,
 ) -> list[int]:
     weights = f"{TITLE_WEIGHT}, {BODY_WEIGHT}"
     if table == "search_fts":
         weights += f", {CONTEXT_WEIGHT}"
+    band = f" AND {table}.rowid BETWEEN {span[0]} AND {span[1]}" if span else ""
     sql = (
         f"SELECT s.id FROM {table} JOIN search_items s ON s.id = {table}.rowid "
-        f"WHERE {table} MATCH ?{where} "
+        f"WHERE {table} MATCH ?{band}{where} "
         f"ORDER BY bm25({table}, {weights}) LIMIT {ARM_DEPTH}"
     )
     return [int(r[0]) for r in conn.execute(sql, [expression, *params])]
@@ -390,19 +413,21 @@ def _fuse(
     parsed: sq.ParsedQuery,
     where: str,
     params: list[Any],
+    span: tuple[int, int] | None = None,
     skip: frozenset[str] = frozenset(),
 ) -> dict[int, float]:
     """Reciprocal rank fusion: each list adds ``weight / (RRF_K + rank)`` to an item.
 
-    Latin words in ``skip`` stay out of the trigram list (see ``_trigram_skip``).
+    Latin words in ``skip`` stay out of the trigram list (see ``_trigram_skip``); ``span``
+    (``_source_span``) bounds the row ids the full-text lists look at.
     """
     arms: list[tuple[str, list[int]]] = []
     porter = sq.porter_expression(parsed)
     if porter:
-        arms.append(("porter", _fts_arm(conn, "search_fts", porter, where, params)))
+        arms.append(("porter", _fts_arm(conn, "search_fts", porter, where, params, span)))
     trigram = sq.trigram_expression(parsed, skip)
     if trigram:
-        arms.append(("trigram", _fts_arm(conn, "search_trigram", trigram, where, params)))
+        arms.append(("trigram", _fts_arm(conn, "search_trigram", trigram, where, params, span)))
     short = sq.short_cjk_terms(parsed)
     if short:
         arms.append(("substring", _substring_arm(conn, short, where, params)))

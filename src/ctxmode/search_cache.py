@@ -10,7 +10,7 @@ version is unchanged. The version is ``(PRAGMA data_version, connection.total_ch
 first moves when another connection commits, the second when this one writes anything (even in a
 transaction not yet committed, or rolled back, which only costs a needless refresh). ``search``
 itself writes to temporary tables (porter stems), so it calls ``settle`` when done to record the
-version it leaves behind. What is derived from one item's text (its stems, its redacted form)
+version it leaves behind. What is derived from one item's text (its tokens, its redacted form)
 survives writes: each entry keeps the text it was made from and is used only while the item
 still holds that same text, so an agent's hooks writing events do not empty the cache of an MCP
 server between two searches. Porter stems of words depend on no data and are never dropped.
@@ -31,8 +31,8 @@ __all__ = ["StoreCache", "for_store"]
 
 #: Cached document frequencies kept at most (a dict of short strings: a few MB at worst).
 MAX_DF_ENTRIES = 50_000
-#: Item fields (stemmed for the rerank, redacted for hits) kept at most, and their total size.
-#: A field costs ~20 bytes a character once stemmed, so the size cap is ~80 MB at worst; the
+#: Item fields (tokenised for the rerank, redacted for hits) kept at most, and their total size.
+#: A field costs ~12 bytes a character once tokenised, so the size cap is ~50 MB at worst; the
 #: entry cap is high enough for every field (title, body, context) of ~40,000 items, because
 #: reaching a cap drops the whole cache and a corpus that overflows it would never hit.
 MAX_TEXT_ENTRIES = 120_000
@@ -55,10 +55,8 @@ class StoreCache:
     vocab: dict[int, list[tuple[str, int]]] | None = None
     #: (row id, field) -> (the field's text, that text after ``redact``): what hits show.
     redacted: dict[tuple[int, int], tuple[str, str]] = field(default_factory=dict)
-    #: (row id, field) -> (the field's text, lowercased, stem -> token positions): rerank input.
-    stems_at: dict[tuple[int, int], tuple[str, str, dict[str, list[int]]]] = field(
-        default_factory=dict
-    )
+    #: (row id, field) -> (the field's text, lowercased, its tokens): rerank input.
+    tokens_at: dict[tuple[int, int], tuple[str, str, tuple[str, ...]]] = field(default_factory=dict)
     _text_chars: int = 0
 
     def refresh(self, conn: sqlite3.Connection) -> StoreCache:
@@ -73,7 +71,7 @@ class StoreCache:
 
     def forget_texts(self) -> None:
         self.redacted.clear()
-        self.stems_at.clear()
+        self.tokens_at.clear()
         self._text_chars = 0
 
     def charge(self, chars: int) -> None:
@@ -81,7 +79,7 @@ class StoreCache:
         self._text_chars += chars
         if (
             self._text_chars > MAX_TEXT_CHARS
-            or len(self.redacted) + len(self.stems_at) > MAX_TEXT_ENTRIES
+            or len(self.redacted) + len(self.tokens_at) > MAX_TEXT_ENTRIES
         ):
             self.forget_texts()
 

@@ -4,8 +4,9 @@ The score of a candidate mixes its normalised fused rank with four features comp
 text: IDF-weighted coverage of the query terms (terms found only in the item's neighbour
 context count ``W_CONTEXT`` as much), the same for the title, the largest IDF share of distinct
 terms within ``PROXIMITY_WINDOW`` tokens, and the share of consecutive query words found next to
-each other. Words are compared through ``search_query.light_stem`` so that
-"painting" meets "paint"; CJK terms are compared as substrings.
+each other. Words are compared through the index's own porter stems (``search_query.light_stem``
+for a token it does not know) so that "painting" meets "paint"; CJK terms are compared as
+substrings.
 """
 
 from __future__ import annotations
@@ -167,8 +168,10 @@ class _Scorer:
     """The per-query part of the rerank: term weights and stems, computed once.
 
     Terms are numbered (their order in the query) so that the per-candidate work is list and
-    dict lookups on small ints; ``_lookup`` remembers what each distinct token of the
-    candidates' text stands for, so a word is stemmed once per query, not once per occurrence.
+    dict lookups on small ints. A candidate's fields are cut into tokens once (kept in the
+    store's cache between queries); a query then stems only the distinct tokens that could
+    stand for one of its terms (those starting like one) and remembers which do in
+    ``hit_of``, so the per-token work is one dict lookup.
     """
 
     def __init__(
@@ -190,6 +193,14 @@ class _Scorer:
         self.by_stem = {
             _PORTER.get(w, w): i for i, t in enumerate(terms) if not t.cjk for w in t.spellings
         }
+        #: Leading letters a token must share with one of the query's stems to be stemmed
+        #: (a one-letter stem is its own head).
+        self.heads = {stem[:2] for stem in self.by_stem}
+        #: Token -> the term it stands for; ``seen`` holds every token already looked at.
+        self.hit_of: dict[str, int] = {}
+        self.seen: set[str] = set()
+        #: Rows whose tokens went through ``_learn`` (``prepare``).
+        self.prepared: set[int] = set()
         #: Terms found by substring when not found as a word: CJK runs, and Latin words of
         #: ``SUBSTRING_MIN``+ letters (what the trigram list finds: "pool" in "PoolManager").
         self.substring = [
@@ -200,9 +211,11 @@ class _Scorer:
         self.top = top or 1.0
 
     def score(self, row_id: int, fused: float, row: tuple[Any, ...]) -> Candidate:
+        if row_id not in self.prepared:
+            self.prepare({row_id: row})
         title, body, context = _fields(row)
-        in_title = self._matched(title, *self._analysed(row_id, 0, title))[0]
-        in_body, positions = self._matched(body, *self._analysed(row_id, 1, body))
+        in_title = self._matched(*self._tokens(row_id, 0, title))[0]
+        in_body, positions = self._matched(*self._tokens(row_id, 1, body))
         weights, total = self.weights, self.total
         cand = Candidate(row_id=row_id, fused=fused)
         own = in_title | in_body
@@ -210,7 +223,7 @@ class _Scorer:
         title_cov = sum(weights[t] for t in in_title) / total
         context_cov = 0.0
         if context:
-            in_context = self._matched(context, *self._analysed(row_id, 2, context))[0] - own
+            in_context = self._present(*self._tokens(row_id, 2, context)) - own
             context_cov = sum(weights[t] for t in in_context) / total
         cand.score = (
             W_FUSED * fused / self.top
@@ -224,84 +237,77 @@ class _Scorer:
         return cand
 
     def prepare(self, rows: dict[int, tuple[Any, ...]]) -> None:
-        """Analyse the rows' fields (title, body, context) that are not analysed yet."""
-        self._analyse(
-            [
-                ((row_id, field), text)
-                for row_id, row in rows.items()
-                for field, text in enumerate(_fields(row))
-            ]
-        )
+        """Tokenise the rows' fields (title, body, context) and stem, in one batch, the new
+        tokens that could stand for a query term."""
+        fields = [
+            self._tokens(row_id, field, text)[1]
+            for row_id, row in rows.items()
+            if row_id not in self.prepared
+            for field, text in enumerate(_fields(row))
+        ]
+        self.prepared.update(rows)
+        self._learn(set().union(*fields) if fields else set())
 
-    def _analyse(
-        self, fields: list[tuple[tuple[int, int], str]]
-    ) -> dict[tuple[int, int], tuple[str, str, dict[str, list[int]]]]:
-        """Analyse the fields not in the store's cache yet (one tokenisation each, one batch of
-        porter stems for all their words), cache them and return them."""
-        cached = self.cache.stems_at
-        pending: list[tuple[tuple[int, int], str, str, list[str]]] = []
-        words: list[str] = []
-        for key, text in fields:
-            got = cached.get(key)
-            if got is not None and got[0] == text:
-                continue
-            lowered = text.lower()
-            tokens = sq.TOKEN.findall(lowered)
-            words.extend(tokens)
-            pending.append((key, text, lowered, tokens))
-        if not pending:
-            return {}
-        _learn_stems(self.conn, words)
-        porter, light = _PORTER, sq.light_stem
-        done = {}
-        for key, text, lowered, tokens in pending:
-            stems: dict[str, list[int]] = {}
-            if key[1] == 2:
-                # The neighbour context only counts for coverage: stems without positions.
-                for tok in tokens:
-                    stems[porter.get(tok) or light(tok)] = []
-            else:
-                for pos, tok in enumerate(tokens):
-                    stem = porter.get(tok) or light(tok)
-                    at = stems.get(stem)
-                    if at is None:
-                        stems[stem] = [pos]
-                    else:
-                        at.append(pos)
-            self.cache.charge(len(text))  # may empty the cache: store after it
-            cached[key] = done[key] = (text, lowered, stems)
-        return done
-
-    def _analysed(self, row_id: int, field: int, text: str) -> tuple[str, dict[str, list[int]]]:
-        """``text`` lowercased, and the token positions of each stem in it.
-
-        Kept in the store's cache between queries: an item's text is cut and stemmed once,
-        and each query then looks its few stems up instead of walking every token.
-        """
+    def _tokens(self, row_id: int, field: int, text: str) -> tuple[str, tuple[str, ...]]:
+        """``text`` lowercased and cut into tokens, kept in the store's cache between queries
+        for as long as the item holds that same text."""
         key = (row_id, field)
-        got = self.cache.stems_at.get(key)
+        got = self.cache.tokens_at.get(key)
         if got is None or got[0] != text:
-            got = self._analyse([(key, text)])[key]
+            lowered = text.lower()
+            got = (text, lowered, tuple(sq.TOKEN.findall(lowered)))
+            self.cache.charge(len(text))  # may empty the cache: store after it
+            self.cache.tokens_at[key] = got
         return got[1], got[2]
 
+    def _learn(self, tokens: set[str]) -> None:
+        """Add to ``hit_of`` the ``tokens`` not looked at yet that stem to a query term."""
+        new = tokens - self.seen
+        if not new:
+            return
+        self.seen |= new
+        heads = self.heads
+        # A token can only stem to a query term if it starts like one: porter rewrites a
+        # word's end only, so a stem keeps the word's first two letters (checked over the
+        # LoCoMo, DevBench and source vocabularies; a one-letter stem is its own head).
+        # Non-ASCII tokens are always stemmed: the index folds diacritics ("école" -> "ecol").
+        maybe = [tok for tok in new if tok[:2] in heads or tok[:1] in heads or not tok.isascii()]
+        if not maybe:
+            return
+        _learn_stems(self.conn, maybe)
+        porter, light, by_stem = _PORTER, sq.light_stem, self.by_stem
+        for tok in maybe:
+            term = by_stem.get(porter.get(tok) or light(tok))
+            if term is not None:
+                self.hit_of[tok] = term
+
     def _matched(
-        self, text: str, lowered: str, stems: dict[str, list[int]]
+        self, lowered: str, tokens: tuple[str, ...]
     ) -> tuple[set[int], dict[int, list[int]]]:
-        """Query terms present in ``text`` and their token positions (Latin words only)."""
-        found: set[int] = set()
+        """Query terms present in a field and their token positions (Latin words only)."""
         positions: dict[int, list[int]] = {}
-        for stem, term in self.by_stem.items():
-            at = stems.get(stem)
-            if at is not None:
-                found.add(term)
-                if term in positions:
-                    positions[term] = positions[term] + at
+        hit_of = self.hit_of
+        for pos, tok in enumerate(tokens):
+            term = hit_of.get(tok)
+            if term is not None:
+                at = positions.get(term)
+                if at is None:
+                    positions[term] = [pos]
                 else:
-                    positions[term] = at
-        for term, needle, cjk in self.substring:
-            if term not in found and needle in (text if cjk else lowered):
+                    at.append(pos)
+        return self._with_substrings(set(positions), lowered), positions
+
+    def _present(self, lowered: str, tokens: tuple[str, ...]) -> set[int]:
+        """Query terms present in a field, without positions."""
+        hit_of = self.hit_of
+        found = {hit_of[tok] for tok in hit_of.keys() & set(tokens)}
+        return self._with_substrings(found, lowered)
+
+    def _with_substrings(self, found: set[int], lowered: str) -> set[int]:
+        for term, needle, _cjk in self.substring:
+            if term not in found and needle in lowered:
                 found.add(term)
-        return found, positions
+        return found
 
     def _adjacency(self, positions: dict[int, list[int]]) -> float:
         """Share of consecutive query word pairs found next to each other (one gap allowed)."""
