@@ -82,6 +82,16 @@ def test_trigram_list_finds_substrings_inside_words(store: Store) -> None:
     assert "**" in result.hits[0].snippet
 
 
+def test_substring_match_survives_a_corpus_full_of_the_plain_word(store: Store) -> None:
+    """The trigram list is skipped only when the porter list fills the rerank pool; a query
+    whose word exists only inside a longer identifier still gets its substring match, however
+    many items hold other words."""
+    for i in range(40):
+        store.write_context("reference", f"connection pool note {i}: sockets are reused")
+    cid = store.write_context("snippet", "Use the ConnectionPoolManager class for sockets").id
+    assert ids_of(search(store, "PoolManager"))[0] == f"ctx:{cid}"
+
+
 def test_rrf_fuses_both_lists(store: Store) -> None:
     """An item found by both the word list and the substring list beats one found by one."""
     both = store.write_context("reference", "Tokenizer notes\ntokenizer settings live here").id
