@@ -20,6 +20,7 @@ carry over to unseen conversations shows up as a gap between the two.
 
 Usage: .venv/bin/python bench/locomo.py [--data ../shared/bench-data/locomo] [--limit 10]
        [--convs 0-4]  (only those conversations, e.g. for quick tuning runs)
+       [--misses N]   (print N audited-evidence misses: question, evidence turns, top 5)
 Data is read in place and never copied. Target: R@5 >= 0.85 on the audited evidence.
 """
 
@@ -113,6 +114,39 @@ def audited(data: Path, index: int, qa: list[dict[str, Any]]) -> dict[int, set[s
     return out
 
 
+def turn_texts(conv: dict[str, Any]) -> dict[str, str]:
+    """dia_id -> ``speaker: text`` for every turn of a conversation (for miss reports)."""
+    c = conv["conversation"]
+    out: dict[str, str] = {}
+    session = 1
+    while f"session_{session}" in c:
+        for turn in c[f"session_{session}"]:
+            text = f"{turn['speaker']}: {turn.get('text', '')}"
+            if turn.get("blip_caption"):
+                text += f" [image: {turn['blip_caption']}]"
+            out[str(turn["dia_id"])] = text
+        session += 1
+    return out
+
+
+def describe_miss(
+    conv: dict[str, Any], index: int, qa: dict[str, Any], gold: set[str], ranked: list[str]
+) -> str:
+    """A readable report of one question whose evidence is not all in the top 5."""
+    texts = turn_texts(conv)
+    lines = [
+        f"--- miss (conv {index}, category {qa['category']}): {qa['question']}",
+        f"    answer: {qa.get('answer', qa.get('adversarial_answer', ''))}",
+    ]
+    for dia in sorted(gold):
+        rank = ranked.index(dia) + 1 if dia in ranked else None
+        lines.append(f"    evidence {dia} (rank {rank}): {texts.get(dia, '?')[:200]}")
+    for i, dia in enumerate(ranked[:5], start=1):
+        mark = "*" if dia in gold else " "
+        lines.append(f"    {mark}{i}. {dia}: {texts.get(dia, '?')[:160]}")
+    return "\n".join(lines)
+
+
 class Scores:
     """Accumulates R@k, Hit@k and MRR per group."""
 
@@ -156,6 +190,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--convs", default="0-9", help="conversation indexes to run, e.g. 0-4 or 5-9 (default all)"
     )
+    parser.add_argument(
+        "--misses",
+        type=int,
+        default=0,
+        help="print this many questions whose audited evidence is not all in the top 5",
+    )
     args = parser.parse_args(argv)
     lo, _, hi = args.convs.partition("-")
     wanted = range(int(lo), int(hi or lo) + 1)
@@ -172,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         halves = {name: (Scores(), Scores()) for name in SPLITS}
         latencies: list[float] = []
         skipped = 0
+        misses: list[str] = []
         for index, conv in enumerate(conversations):
             if index not in wanted:
                 continue
@@ -202,6 +243,8 @@ def main(argv: list[str] | None = None) -> int:
                 if gold_fixed:
                     fixed.add(group, ranked, gold_fixed)
                     halves[half][1].add(group, ranked, gold_fixed)
+                    if len(misses) < args.misses and not gold_fixed <= set(ranked[:5]):
+                        misses.append(describe_miss(conv, index, qa, gold_fixed, ranked))
         print(
             f"LoCoMo-10: {len(by_chunk)} turns indexed in {ingest_s:.2f} s; "
             f"{len(latencies)} searches, median {statistics.median(latencies) * 1000:.2f} ms, "
@@ -221,6 +264,8 @@ def main(argv: list[str] | None = None) -> int:
                         f"  {name + ' ' + key:<24}{len(rows):>6}"
                         f"{m[0]:>8.3f}{m[1]:>8.3f}{m[2]:>8.3f}{m[6]:>8.3f}"
                     )
+        for text in misses:
+            print(text)
         adv = adversarial.rows.get("overall")
         if adv:
             means = [statistics.fmean(col) for col in zip(*adv, strict=True)]

@@ -10,7 +10,10 @@ Both tools are driven the same way, through their MCP servers over stdio with th
 client (ctxmode: ``ctxmode serve``; context-mode: ``ctx_index`` / ``ctx_search`` of its
 ``server.bundle.mjs``), ``BATCH`` = 5 queries per call (context-mode refuses bursts of single
 searches), so the latency is per call of 5 queries and includes JSON-RPC framing for both.
-ctxmode's in-process latency per single query (``Store.search``) is printed too.
+Both servers run at once and get the same batches in turn (ctxmode, then context-mode), so a
+machine whose speed drifts during the run moves both figures together. Each server answers
+each query once, as a fresh server would (nothing is warmed up first). ctxmode's in-process
+latency per single query (``Store.search``, also cold) is printed too.
 
 context-mode is installed with npm into a cache folder outside the repository
 (``--cm-dir``, default ``~/.cache/ctxmode-bench``) when it is not there yet. If it cannot be
@@ -154,62 +157,85 @@ def ensure_context_mode(folder: Path, install: bool) -> tuple[Path | None, str]:
     return server, "installed"
 
 
-async def run_context_mode(
-    server: Path, docs: dict[str, str], qs: list[tuple[str, str, set[str]]], workdir: Path
-) -> tuple[list[float], list[float], str]:
-    env = {**os.environ, "CLAUDE_PROJECT_DIR": str(workdir), "HOME": str(workdir / "home")}
-    (workdir / "home").mkdir(exist_ok=True)
-    params = StdioServerParameters(command="node", args=[str(server)], cwd=str(workdir), env=env)
-    latencies: list[float] = []
-    recalls: list[float] = []
-    note = ""
-    async with Client(params, mode="legacy") as client:
-        for label, text in docs.items():
-            res = await client.call_tool("ctx_index", {"content": text, "source": label})
-            if res.is_error or "error" in res.content[0].text.lower()[:200]:
-                raise RuntimeError(f"ctx_index failed: {res.content[0].text[:300]}")
-        blocked = refused = 0
-        for label, batch in batches(qs):
-            for _attempt in range(5):
-                # context-mode refuses bursts of searches ("BLOCKED: 13 search calls in 12s");
-                # pace the calls and retry a refused one. Pauses are not timed.
-                await anyio.sleep(CM_PACE_S)
-                t0 = time.perf_counter()
-                res = await client.call_tool(
-                    "ctx_search",
-                    {"queries": [q for q, _ in batch], "limit": 5, "source": label},
-                )
-                elapsed = time.perf_counter() - t0
-                body = "\n".join(c.text for c in res.content if hasattr(c, "text"))
-                if "BLOCKED" not in body[:200]:
-                    break
-                blocked += 1
-                await anyio.sleep(CM_BLOCKED_WAIT_S)
-            if "BLOCKED" in body[:200]:
-                refused += len(batch)
-                continue
-            latencies.append(elapsed)
-            sections = split_sections(body, [q for q, _ in batch])
-            for (_q, gold), section in zip(batch, sections, strict=True):
-                recalls.append(recall_at_5(turns_in(section), gold))
-            if not note and res.is_error:
-                note = body[:200]
-        if blocked:
-            note = (note + "; " if note else "") + (
-                f"{blocked} calls refused as a burst and retried; {refused} queries still "
-                "refused after 5 attempts are left out of its R@5"
+class Tool:
+    """One MCP server under test, and what it measured."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.latencies: list[float] = []
+        self.recalls: list[float] = []
+        self.blocked = 0
+        self.refused = 0
+
+    def line(self) -> str:
+        note = ""
+        if self.blocked:
+            note = (
+                f"  ({self.blocked} calls refused as a burst and retried; {self.refused} queries "
+                "still refused after 5 attempts are left out of its R@5)"
             )
-    return latencies, recalls, note
+        return (
+            f"{self.name:<13}: R@5 {statistics.fmean(self.recalls):.3f}  median latency "
+            f"{ms(self.latencies)} per call via MCP stdio{note}"
+        )
 
 
-async def run_ctxmode(
-    docs: dict[str, str], qs: list[tuple[str, str, set[str]]], workdir: Path
-) -> tuple[list[float], list[float], list[float]]:
+async def ctxmode_call(
+    client: Client, tool: Tool, label: str, batch: list[tuple[str, set[str]]]
+) -> None:
+    t0 = time.perf_counter()
+    res = await client.call_tool(
+        "search",
+        {"queries": [q for q, _ in batch], "limit": 5, "source": label, "budget_chars": 20_000},
+    )
+    tool.latencies.append(time.perf_counter() - t0)
+    if res.is_error:
+        raise RuntimeError(res.content[0].text[:300])
+    out = res.structured_content
+    for index, (_q, gold) in enumerate(batch):
+        titles = [t for t, i in zip(out["titles"], out["hit_query"], strict=True) if i == index]
+        tool.recalls.append(recall_at_5(turns_in("\n".join(titles)), gold))
+
+
+async def context_mode_call(
+    client: Client, tool: Tool, label: str, batch: list[tuple[str, set[str]]]
+) -> None:
+    queries = [q for q, _ in batch]
+    for _attempt in range(5):
+        # context-mode refuses bursts of searches ("BLOCKED: 13 search calls in 12s"); pace
+        # the calls and retry a refused one. Pauses are not timed.
+        await anyio.sleep(CM_PACE_S)
+        t0 = time.perf_counter()
+        res = await client.call_tool(
+            "ctx_search", {"queries": queries, "limit": 5, "source": label}
+        )
+        elapsed = time.perf_counter() - t0
+        body = "\n".join(c.text for c in res.content if hasattr(c, "text"))
+        if "BLOCKED" not in body[:200]:
+            tool.latencies.append(elapsed)
+            for (_q, gold), section in zip(batch, split_sections(body, queries), strict=True):
+                tool.recalls.append(recall_at_5(turns_in(section), gold))
+            return
+        tool.blocked += 1
+        await anyio.sleep(CM_BLOCKED_WAIT_S)
+    tool.refused += len(batch)
+
+
+async def run(
+    docs: dict[str, str], qs: list[tuple[str, str, set[str]]], tmp: Path, cm_server: Path | None
+) -> tuple[Tool, Tool | None, list[float]]:
+    """Index the corpus into both tools, then send them the same batches in turn.
+
+    Calls alternate (ctxmode, then context-mode, batch by batch), so that both are measured
+    under the same load at the same moment; a machine whose speed drifts during the run
+    moves both figures together.
+    """
     from ctxmode import Store
     from ctxmode.indexing import index_content
 
-    db = workdir / ".context" / "context.db"
-    with Store.open(db, root=workdir) as store:
+    ours_dir = tmp / "ctxmode"
+    db = ours_dir / ".context" / "context.db"
+    with Store.open(db, root=ours_dir) as store:
         for label, text in docs.items():
             index_content(store, text, label, fmt="markdown")
         inproc = []
@@ -217,33 +243,31 @@ async def run_ctxmode(
             t0 = time.perf_counter()
             store.search(question, limit=5, source=label)
             inproc.append(time.perf_counter() - t0)
-    params = StdioServerParameters(
-        command=str(CTXMODE), args=["serve", "--db", str(db)], cwd=str(workdir)
+    ours = Tool("ctxmode")
+    ours_params = StdioServerParameters(
+        command=str(CTXMODE), args=["serve", "--db", str(db)], cwd=str(ours_dir)
     )
-    latencies: list[float] = []
-    recalls: list[float] = []
-    async with Client(params, mode="legacy") as client:
-        for label, batch in batches(qs):
-            t0 = time.perf_counter()
-            res = await client.call_tool(
-                "search",
-                {
-                    "queries": [q for q, _ in batch],
-                    "limit": 5,
-                    "source": label,
-                    "budget_chars": 20_000,
-                },
-            )
-            latencies.append(time.perf_counter() - t0)
-            if res.is_error:
-                raise RuntimeError(res.content[0].text[:300])
-            out = res.structured_content
-            for index, (_q, gold) in enumerate(batch):
-                titles = [
-                    t for t, i in zip(out["titles"], out["hit_query"], strict=True) if i == index
-                ]
-                recalls.append(recall_at_5(turns_in("\n".join(titles)), gold))
-    return latencies, recalls, inproc
+    theirs = Tool("context-mode") if cm_server is not None else None
+    async with Client(ours_params, mode="legacy") as ours_client:
+        if cm_server is None:
+            for label, batch in batches(qs):
+                await ctxmode_call(ours_client, ours, label, batch)
+            return ours, None, inproc
+        cm_dir = tmp / "context-mode"
+        (cm_dir / "home").mkdir(parents=True)
+        env = {**os.environ, "CLAUDE_PROJECT_DIR": str(cm_dir), "HOME": str(cm_dir / "home")}
+        cm_params = StdioServerParameters(
+            command="node", args=[str(cm_server)], cwd=str(cm_dir), env=env
+        )
+        async with Client(cm_params, mode="legacy") as cm_client:
+            for label, text in docs.items():
+                res = await cm_client.call_tool("ctx_index", {"content": text, "source": label})
+                if res.is_error or "error" in res.content[0].text.lower()[:200]:
+                    raise RuntimeError(f"ctx_index failed: {res.content[0].text[:300]}")
+            for label, batch in batches(qs):
+                await ctxmode_call(ours_client, ours, label, batch)
+                await context_mode_call(cm_client, theirs, label, batch)
+    return ours, theirs, inproc
 
 
 def ms(values: list[float]) -> str:
@@ -264,35 +288,28 @@ def main(argv: list[str] | None = None) -> int:
     qs = questions(conversations, args.queries)
     print(f"corpus: {sum(map(len, docs.values()))} characters in {len(docs)} documents; "
           f"{len(qs)} queries")  # fmt: skip
+    server, how = ensure_context_mode(args.cm_dir, not args.no_install)
+    if server is None:
+        print(f"context-mode : not measured ({how})")
     with tempfile.TemporaryDirectory() as tmp:
-        ours_dir = Path(tmp) / "ctxmode"
-        ours_dir.mkdir()
-        lat, rec, inproc = anyio.run(run_ctxmode, docs, qs, ours_dir)
-        print(
-            f"ctxmode      : R@5 {statistics.fmean(rec):.3f}  median latency {ms(lat)} "
-            f"per call via MCP stdio ({ms(inproc)} per query in-process)"
-        )
-        server, how = ensure_context_mode(args.cm_dir, not args.no_install)
-        if server is None:
-            print(f"context-mode : not measured ({how})")
-            return 0
-        cm_dir = Path(tmp) / "context-mode"
-        cm_dir.mkdir()
         try:
-            cm_lat, cm_rec, note = anyio.run(run_context_mode, server, docs, qs, cm_dir)
-        except Exception as exc:  # noqa: BLE001 - any failure of the other tool is reported
-            print(f"context-mode : could not be driven ({type(exc).__name__}: {exc})")
-            return 0
-        print(
-            f"context-mode : R@5 {statistics.fmean(cm_rec):.3f}  median latency {ms(cm_lat)} "
-            f"per call via MCP stdio{'  (' + note + ')' if note else ''}"
-        )
-        ratio = statistics.median(lat) / statistics.median(cm_lat)
-        gain = statistics.fmean(rec) - statistics.fmean(cm_rec)
-        print(
-            f"ratio        : ctxmode latency = {ratio:.2f}x context-mode's; "
-            f"R@5 difference {gain:+.3f}"
-        )
+            ours, theirs, inproc = anyio.run(run, docs, qs, Path(tmp), server)
+        except Exception as exc:  # noqa: BLE001 - a failure of the other tool is reported
+            if server is None:
+                raise
+            print(f"context-mode : could not be driven ({type(exc).__name__}: {exc}); "
+                  "measuring ctxmode alone")  # fmt: skip
+            ours, theirs, inproc = anyio.run(run, docs, qs, Path(tmp) / "alone", None)
+    print(f"{ours.line()} ({ms(inproc)} per query in-process)")
+    if theirs is None:
+        return 0
+    print(theirs.line())
+    ratio = statistics.median(ours.latencies) / statistics.median(theirs.latencies)
+    gain = statistics.fmean(ours.recalls) - statistics.fmean(theirs.recalls)
+    print(
+        f"ratio        : ctxmode latency = {ratio:.2f}x context-mode's (calls interleaved); "
+        f"R@5 difference {gain:+.3f}"
+    )
     return 0
 
 

@@ -51,8 +51,9 @@ class StoreCache:
     n_items: int | None = None
     #: (table, quoted FTS5 expression) -> number of matching items.
     df: dict[tuple[str, str], int] = field(default_factory=dict)
-    #: Indexed porter terms by length: length -> [(term, document count)], built on demand.
-    vocab: dict[int, list[tuple[str, int]]] | None = None
+    #: Indexed porter terms by first letter and length: (letter, length) -> [(term, document
+    #: count)], built on demand.
+    vocab: dict[tuple[str, int], list[tuple[str, int]]] | None = None
     #: (row id, field) -> (the field's text, that text after ``redact``): what hits show.
     redacted: dict[tuple[int, int], tuple[str, str]] = field(default_factory=dict)
     #: (row id, field) -> (the field's text, lowercased, its tokens): rerank input.
@@ -107,19 +108,20 @@ class StoreCache:
             self.df[key] = found
         return found
 
-    def vocabulary(self, conn: sqlite3.Connection) -> dict[int, list[tuple[str, int]]]:
-        """Every indexed porter term (digits left out) with its document count, by length."""
+    def vocabulary(self, conn: sqlite3.Connection) -> dict[tuple[str, int], list[tuple[str, int]]]:
+        """Every indexed porter term (digits left out) with its document count, by first
+        letter and length."""
         if self.vocab is None:
             conn.execute(
                 "CREATE VIRTUAL TABLE IF NOT EXISTS temp.ctxmode_vocab "
                 "USING fts5vocab(main, search_fts, row)"
             )
-            by_length: dict[int, list[tuple[str, int]]] = {}
+            buckets: dict[tuple[str, int], list[tuple[str, int]]] = {}
             for term, doc in conn.execute("SELECT term, doc FROM temp.ctxmode_vocab"):
                 text = str(term)
-                if not text.isdigit():
-                    by_length.setdefault(len(text), []).append((text, int(doc)))
-            self.vocab = by_length
+                if text and not text.isdigit():
+                    buckets.setdefault((text[0], len(text)), []).append((text, int(doc)))
+            self.vocab = buckets
         return self.vocab
 
 

@@ -1,12 +1,15 @@
 """Rerank and snippets: the Python side of search, over a few dozen fused candidates.
 
-The score of a candidate mixes its normalised fused rank with four features computed on its
-text: IDF-weighted coverage of the query terms (terms found only in the item's neighbour
-context count ``W_CONTEXT`` as much), the same for the title, the largest IDF share of distinct
-terms within ``PROXIMITY_WINDOW`` tokens, and the share of consecutive query words found next to
-each other. Words are compared through the index's own porter stems (``search_query.light_stem``
-for a token it does not know) so that "painting" meets "paint"; CJK terms are compared as
-substrings.
+The score of a candidate mixes its normalised fused rank with features computed on its text:
+IDF-weighted coverage of the query terms (terms found only in the item's neighbour context
+count ``W_CONTEXT`` as much), the same for the title, the largest IDF share of distinct terms
+within ``PROXIMITY_WINDOW`` tokens, and the share of consecutive query words found next to each
+other. Two features read the query as a question: query words that an item holds only inside
+its own questions ("What inspired you?") lose ``W_ASKED`` of their weight, and that item lends
+its reply (the next chunk) ``NEIGHBOUR_SHARE_REPLY`` more; a question about time ("When did
+...", ``asks_when``) adds ``W_WHEN`` to items that say when ("last week", "in May").
+Words are compared through the index's own porter stems (``search_query.light_stem`` for a
+token it does not know) so that "painting" meets "paint"; CJK terms are compared as substrings.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ if TYPE_CHECKING:
 #: Rerank mix: fused rank, term coverage, title coverage, proximity, phrase adjacency.
 W_FUSED = 0.5
 W_COVERAGE = 2.0
-W_TITLE = 1.0
+W_TITLE = 2.0
 W_PROXIMITY = 0.5
 W_PHRASE = 0.3
 #: Coverage by words found only in the neighbour context (the item just before) counts this
@@ -37,14 +40,24 @@ W_CONTEXT = 0.6
 #: one costs a cold search the analysis of its fields).
 RERANK_POOL = 30
 #: The best candidates lend this share of their score to adjacent chunks of the same source.
-NEIGHBOUR_SEEDS = 10
+NEIGHBOUR_SEEDS = 15
 NEIGHBOUR_SHARE = 0.3
 #: The share lent to the chunk just after a seed (the reply to a question, the paragraph that
 #: follows a heading's first lines).
 NEIGHBOUR_SHARE_NEXT = 0.3
+#: What a seed that asks about the query's words ("What inspired you?", see ``W_ASKED``) lends
+#: on top to the chunk just after it, its likely answer.
+NEIGHBOUR_SHARE_REPLY = 0.2
 #: Chunks this many places before and after a seed are its neighbours; the share lent to one
 #: ``k`` places away is divided by ``k``.
 NEIGHBOUR_SPAN = 2
+#: Query words matched only inside questions of an item ("What inspired you?") count this much
+#: less coverage: an item that asks about something rarely holds the answer, the one that says
+#: it does.
+W_ASKED = 1.0
+#: A question about time ("when did ...", "how long ...", "what year ...") adds this to items
+#: that say when something happened ("last week", "yesterday", "in May", "2021").
+W_WHEN = 0.2
 #: Tokens within which matched terms count as "near" each other.
 PROXIMITY_WINDOW = 12
 #: Superseded contexts keep this share of their score (they stay findable, below live ones).
@@ -65,6 +78,14 @@ class Candidate:
     fused: float = 0.0
     score: float = 0.0
     coverage: float = 0.0
+    #: What ``W_ASKED`` took off the score: the item still lends its full score to neighbours
+    #: (the reply to a question is the likely answer).
+    asked: float = 0.0
+
+    @property
+    def lending(self) -> float:
+        """The score this candidate lends from when it is a seed."""
+        return self.score + self.asked
 
 
 def idf(df: int, n_items: int) -> float:
@@ -132,7 +153,7 @@ def rerank(
     scorer.prepare(rows)
     scored = {i: scorer.score(i, fused[i], rows[i]) for i in pool if i in rows}
     if neighbours is not None and scored:
-        seeds = sorted(scored.values(), key=lambda c: (-c.score, c.row_id))[:NEIGHBOUR_SEEDS]
+        seeds = sorted(scored.values(), key=lambda c: (-c.lending, c.row_id))[:NEIGHBOUR_SEEDS]
         links = neighbours([c.row_id for c in seeds])
         fresh = sorted({n for ns in links.values() for n, _ in ns} - scored.keys())
         rows.update(_fetch(conn, fresh))
@@ -144,7 +165,9 @@ def rerank(
         for seed in seeds:
             for n, offset in links.get(seed.row_id, ()):
                 share = (NEIGHBOUR_SHARE_NEXT if offset > 0 else NEIGHBOUR_SHARE) / abs(offset)
-                lent[n] = max(lent.get(n, 0.0), share * seed.score)
+                if offset == 1 and seed.asked:
+                    share += NEIGHBOUR_SHARE_REPLY
+                lent[n] = max(lent.get(n, 0.0), share * seed.lending)
         for n, bonus in lent.items():
             if n in scored:
                 scored[n].score += bonus
@@ -209,12 +232,13 @@ class _Scorer:
         words = [i for i, t in enumerate(terms) if not t.cjk]
         self.pairs = list(zip(words, words[1:], strict=False))
         self.top = top or 1.0
+        self.when = asks_when(parsed.text)
 
     def score(self, row_id: int, fused: float, row: tuple[Any, ...]) -> Candidate:
         if row_id not in self.prepared:
             self.prepare({row_id: row})
         title, body, context = _fields(row)
-        in_title = self._matched(*self._tokens(row_id, 0, title))[0]
+        in_title, title_positions = self._matched(*self._tokens(row_id, 0, title))
         in_body, positions = self._matched(*self._tokens(row_id, 1, body))
         weights, total = self.weights, self.total
         cand = Candidate(row_id=row_id, fused=fused)
@@ -232,6 +256,14 @@ class _Scorer:
             + W_PROXIMITY * _proximity(positions, weights, total)
             + W_PHRASE * self._adjacency(positions)
         )
+        if self.when and _WHEN_TEXT.search(body):
+            cand.score += W_WHEN
+        if W_ASKED and ("?" in body or "?" in title):
+            # Words of the query that the item only asks about, in its title and its body.
+            matched = positions.keys() | title_positions.keys()
+            asked = _unstated(body, positions, matched) & _unstated(title, title_positions, matched)
+            cand.asked = W_ASKED * sum(weights[t] for t in asked) / total
+            cand.score -= cand.asked
         if row[8] is not None:
             cand.score *= SUPERSEDED_FACTOR
         return cand
@@ -321,6 +353,54 @@ class _Scorer:
                 if any(p + 1 in set_b or p + 2 in set_b for p in pa):
                     hits += 1
         return hits / len(self.pairs)
+
+
+_WHEN_QUERY = re.compile(
+    r"^\W*(?:when\b|how\s+long\b|since\s+when\b|(?:what|which)\s+(?:year|month|day|date|time)\b)",
+    re.IGNORECASE,
+)
+#: "may" is left out: far more often the verb than the month (LoCoMo recall is the same).
+_MONTHS = "january february march april june july august september october november december"
+_WHEN_WORDS = (
+    "yesterday today tonight tomorrow ago recently lately earlier week weeks weekend weekends "
+    "month months year years monday tuesday wednesday thursday friday saturday sunday "
+    "summer winter spring autumn morning evening night " + _MONTHS
+)
+_WHEN_TEXT = re.compile(
+    r"\b(?:" + "|".join(_WHEN_WORDS.split()) + r"|(?:19|20)\d\d|\d{1,2}(?:st|nd|rd|th))\b",
+    re.IGNORECASE,
+)
+
+
+def asks_when(query: str) -> bool:
+    """Whether ``query`` is a question about time ("When did ...", "How long has ...")."""
+    return bool(_WHEN_QUERY.match(query))
+
+
+_SENTENCE = re.compile(r"[^.!?]+[.!?]*")
+
+
+def _unstated(text: str, positions: dict[int, list[int]], terms: set[int]) -> set[int]:
+    """The ``terms`` that ``text`` does not state: absent from it, or only inside questions.
+
+    ``positions`` are the terms' token positions in ``text``. The text is cut into sentences at
+    ``.``, ``!`` and ``?``; those characters separate tokens too, so counting each sentence's
+    tokens gives the same positions the analysis gave.
+    """
+    out = terms - positions.keys()
+    if "?" not in text:
+        return out
+    asked: list[tuple[int, int]] = []
+    at = 0
+    for m in _SENTENCE.finditer(text):
+        n = len(sq.TOKEN.findall(m.group(0).lower()))
+        if "?" in m.group(0)[-3:] and n:
+            asked.append((at, at + n))
+        at += n
+    for t, ps in positions.items():
+        if t in terms and all(any(lo <= p < hi for lo, hi in asked) for p in ps):
+            out.add(t)
+    return out
 
 
 def _proximity(positions: dict[int, list[int]], weights: list[float], total: float) -> float:
