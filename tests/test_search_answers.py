@@ -74,3 +74,15 @@ def test_a_question_about_time_prefers_the_item_that_says_when(store: Store) -> 
     assert _texts(store, "When did Ana repaint the fence?")[0].endswith("last week.")
     # The same words without the question: the shorter, denser item stays first.
     assert _texts(store, "Ana repaint the fence")[0] == "Ana repainted the fence."
+
+
+def test_question_marks_in_code_are_not_questions(store: Store) -> None:
+    """In code a "?" is syntax (``ready ? flush() : wait()``): the same text scores lower as
+    prose, where it reads as asking, than as a code chunk, which keeps the words' full weight."""
+    text = "const next = ready ? flushQueue(batch) : waitForLock(batch);"
+    index_pieces(store, [Piece("queue.ts", text, "code")], "code-src", "content", size=len(text))
+    index_pieces(store, [Piece("queue.ts", text, "text")], "prose-src", "content", size=len(text))
+    query = "ready flushQueue waitForLock"
+    (code,) = store.search(query, source="code-src").hits
+    (prose,) = store.search(query, source="prose-src").hits
+    assert code.score > prose.score

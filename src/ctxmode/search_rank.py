@@ -55,6 +55,9 @@ NEIGHBOUR_SPAN = 2
 #: less coverage: an item that asks about something rarely holds the answer, the one that says
 #: it does.
 W_ASKED = 1.0
+#: Item types whose "?" is syntax (``a ? b : c``, a URL's query string), not a question:
+#: ``W_ASKED`` leaves them alone.
+NOT_PROSE = frozenset({"code", "json"})
 #: A question about time ("when did ...", "how long ...", "what year ...") adds this to items
 #: that say when something happened ("last week", "yesterday", "in May", "2021").
 W_WHEN = 0.2
@@ -258,7 +261,7 @@ class _Scorer:
         )
         if self.when and _WHEN_TEXT.search(body):
             cand.score += W_WHEN
-        if W_ASKED and ("?" in body or "?" in title):
+        if W_ASKED and row[6] not in NOT_PROSE and ("?" in body or "?" in title):
             # Words of the query that the item only asks about, in its title and its body.
             matched = positions.keys() | title_positions.keys()
             asked = _unstated(body, positions, matched) & _unstated(title, title_positions, matched)
