@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from ctxmode.store import Store
 
-__all__ = ["StoreCache", "for_store"]
+__all__ = ["FieldTokens", "StoreCache", "for_store"]
 
 #: Cached document frequencies kept at most (a dict of short strings: a few MB at worst).
 MAX_DF_ENTRIES = 50_000
@@ -37,6 +37,25 @@ MAX_DF_ENTRIES = 50_000
 #: reaching a cap drops the whole cache and a corpus that overflows it would never hit.
 MAX_TEXT_ENTRIES = 120_000
 MAX_TEXT_CHARS = 4_000_000
+
+
+class FieldTokens:
+    """What the rerank keeps of one field of an item (built by ``search_rank``).
+
+    ``asked``: token ranges ``[lo, hi)`` of the field's questions (sentences ending in "?");
+    ``says_when``: whether it names a time, worked out on first use (``None`` until then).
+    """
+
+    __slots__ = ("asked", "lowered", "says_when", "text", "tokens")
+
+    def __init__(
+        self, text: str, lowered: str, tokens: tuple[str, ...], asked: tuple[tuple[int, int], ...]
+    ) -> None:
+        self.text = text
+        self.lowered = lowered
+        self.tokens = tokens
+        self.asked = asked
+        self.says_when: bool | None = None
 
 
 def _version(conn: sqlite3.Connection) -> tuple[int, int]:
@@ -56,8 +75,8 @@ class StoreCache:
     vocab: dict[tuple[str, int], list[tuple[str, int]]] | None = None
     #: (row id, field) -> (the field's text, that text after ``redact``): what hits show.
     redacted: dict[tuple[int, int], tuple[str, str]] = field(default_factory=dict)
-    #: (row id, field) -> (the field's text, lowercased, its tokens): rerank input.
-    tokens_at: dict[tuple[int, int], tuple[str, str, tuple[str, ...]]] = field(default_factory=dict)
+    #: (row id, field) -> the field's text and tokens: rerank input.
+    tokens_at: dict[tuple[int, int], FieldTokens] = field(default_factory=dict)
     _text_chars: int = 0
 
     def refresh(self, conn: sqlite3.Connection) -> StoreCache:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ctxmode import search_query as sq
+from ctxmode.search_cache import FieldTokens
 
 if TYPE_CHECKING:
     import sqlite3
@@ -241,8 +242,9 @@ class _Scorer:
         if row_id not in self.prepared:
             self.prepare({row_id: row})
         title, body, context = _fields(row)
-        in_title, title_positions = self._matched(*self._tokens(row_id, 0, title))
-        in_body, positions = self._matched(*self._tokens(row_id, 1, body))
+        head, main = self._field(row_id, 0, title), self._field(row_id, 1, body)
+        in_title, title_positions = self._matched(head)
+        in_body, positions = self._matched(main)
         weights, total = self.weights, self.total
         cand = Candidate(row_id=row_id, fused=fused)
         own = in_title | in_body
@@ -250,7 +252,7 @@ class _Scorer:
         title_cov = sum(weights[t] for t in in_title) / total
         context_cov = 0.0
         if context:
-            in_context = self._present(*self._tokens(row_id, 2, context)) - own
+            in_context = self._present(self._field(row_id, 2, context)) - own
             context_cov = sum(weights[t] for t in in_context) / total
         cand.score = (
             W_FUSED * fused / self.top
@@ -259,12 +261,17 @@ class _Scorer:
             + W_PROXIMITY * _proximity(positions, weights, total)
             + W_PHRASE * self._adjacency(positions)
         )
-        if self.when and _WHEN_TEXT.search(body):
-            cand.score += W_WHEN
-        if W_ASKED and row[6] not in NOT_PROSE and ("?" in body or "?" in title):
+        if self.when:
+            if main.says_when is None:
+                main.says_when = bool(_WHEN_TEXT.search(body))
+            if main.says_when:
+                cand.score += W_WHEN
+        if W_ASKED and row[6] not in NOT_PROSE and (main.asked or head.asked):
             # Words of the query that the item only asks about, in its title and its body.
             matched = positions.keys() | title_positions.keys()
-            asked = _unstated(body, positions, matched) & _unstated(title, title_positions, matched)
+            asked = _unstated(main.asked, positions, matched) & _unstated(
+                head.asked, title_positions, matched
+            )
             cand.asked = W_ASKED * sum(weights[t] for t in asked) / total
             cand.score -= cand.asked
         if row[8] is not None:
@@ -275,7 +282,7 @@ class _Scorer:
         """Tokenise the rows' fields (title, body, context) and stem, in one batch, the new
         tokens that could stand for a query term."""
         fields = [
-            self._tokens(row_id, field, text)[1]
+            self._field(row_id, field, text).tokens
             for row_id, row in rows.items()
             if row_id not in self.prepared
             for field, text in enumerate(_fields(row))
@@ -283,17 +290,19 @@ class _Scorer:
         self.prepared.update(rows)
         self._learn(set().union(*fields) if fields else set())
 
-    def _tokens(self, row_id: int, field: int, text: str) -> tuple[str, tuple[str, ...]]:
-        """``text`` lowercased and cut into tokens, kept in the store's cache between queries
-        for as long as the item holds that same text."""
+    def _field(self, row_id: int, field: int, text: str) -> FieldTokens:
+        """``text`` lowercased and cut into tokens (and its questions found, but for the
+        context), kept in the store's cache between queries while the item holds that text."""
         key = (row_id, field)
         got = self.cache.tokens_at.get(key)
-        if got is None or got[0] != text:
+        if got is None or got.text != text:
             lowered = text.lower()
-            got = (text, lowered, tuple(sq.TOKEN.findall(lowered)))
+            tokens = tuple(sq.lowered_tokens(lowered))
+            asked = _questions(lowered) if field != 2 and "?" in text else ()
+            got = FieldTokens(text, lowered, tokens, asked)
             self.cache.charge(len(text))  # may empty the cache: store after it
             self.cache.tokens_at[key] = got
-        return got[1], got[2]
+        return got
 
     def _learn(self, tokens: set[str]) -> None:
         """Add to ``hit_of`` the ``tokens`` not looked at yet that stem to a query term."""
@@ -316,13 +325,11 @@ class _Scorer:
             if term is not None:
                 self.hit_of[tok] = term
 
-    def _matched(
-        self, lowered: str, tokens: tuple[str, ...]
-    ) -> tuple[set[int], dict[int, list[int]]]:
+    def _matched(self, field: FieldTokens) -> tuple[set[int], dict[int, list[int]]]:
         """Query terms present in a field and their token positions (Latin words only)."""
         positions: dict[int, list[int]] = {}
         hit_of = self.hit_of
-        for pos, tok in enumerate(tokens):
+        for pos, tok in enumerate(field.tokens):
             term = hit_of.get(tok)
             if term is not None:
                 at = positions.get(term)
@@ -330,13 +337,13 @@ class _Scorer:
                     positions[term] = [pos]
                 else:
                     at.append(pos)
-        return self._with_substrings(set(positions), lowered), positions
+        return self._with_substrings(set(positions), field.lowered), positions
 
-    def _present(self, lowered: str, tokens: tuple[str, ...]) -> set[int]:
+    def _present(self, field: FieldTokens) -> set[int]:
         """Query terms present in a field, without positions."""
         hit_of = self.hit_of
-        found = {hit_of[tok] for tok in hit_of.keys() & set(tokens)}
-        return self._with_substrings(found, lowered)
+        found = {hit_of[tok] for tok in hit_of.keys() & set(field.tokens)}
+        return self._with_substrings(found, field.lowered)
 
     def _with_substrings(self, found: set[int], lowered: str) -> set[int]:
         for term, needle, _cjk in self.substring:
@@ -383,23 +390,30 @@ def asks_when(query: str) -> bool:
 _SENTENCE = re.compile(r"[^.!?]+[.!?]*")
 
 
-def _unstated(text: str, positions: dict[int, list[int]], terms: set[int]) -> set[int]:
-    """The ``terms`` that ``text`` does not state: absent from it, or only inside questions.
+def _questions(lowered: str) -> tuple[tuple[int, int], ...]:
+    """Token ranges ``[lo, hi)`` of the sentences of ``lowered`` that end in "?".
 
-    ``positions`` are the terms' token positions in ``text``. The text is cut into sentences at
-    ``.``, ``!`` and ``?``; those characters separate tokens too, so counting each sentence's
-    tokens gives the same positions the analysis gave.
+    The text is cut into sentences at ``.``, ``!`` and ``?``; those characters separate tokens
+    too, so counting each sentence's tokens gives the positions the tokenisation gave.
     """
-    out = terms - positions.keys()
-    if "?" not in text:
-        return out
     asked: list[tuple[int, int]] = []
     at = 0
-    for m in _SENTENCE.finditer(text):
-        n = len(sq.TOKEN.findall(m.group(0).lower()))
+    for m in _SENTENCE.finditer(lowered):
+        n = len(sq.lowered_tokens(m.group(0)))
         if "?" in m.group(0)[-3:] and n:
             asked.append((at, at + n))
         at += n
+    return tuple(asked)
+
+
+def _unstated(
+    asked: tuple[tuple[int, int], ...], positions: dict[int, list[int]], terms: set[int]
+) -> set[int]:
+    """The ``terms`` that a field does not state: absent from it, or only inside its questions
+    (``asked``, from ``_questions``); ``positions`` are the terms' token positions in it."""
+    out = terms - positions.keys()
+    if not asked:
+        return out
     for t, ps in positions.items():
         if t in terms and all(any(lo <= p < hi for lo, hi in asked) for p in ps):
             out.add(t)
