@@ -32,7 +32,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from ctxmode.errors import InvalidInput
 from ctxmode.indexing import get_source, index_content, source_chunks
-from ctxmode.redact import redact
+from ctxmode.redact import drop_cut_tail, redact
 
 if TYPE_CHECKING:
     from ctxmode.store import Store
@@ -271,6 +271,8 @@ def fetch_and_index(
             return report
     status, content_type, charset, body, cut = _download(clean, timeout, max_bytes)
     text, fmt = _convert(body, content_type, charset)
+    if cut:  # the cap may have cut a secret in two: drop the cut word before redaction
+        text = drop_cut_tail(text)
     if not text.strip():
         raise InvalidInput(f"{shown_url} returned an empty document; nothing to index")
     index_report = index_content(

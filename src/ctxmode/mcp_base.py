@@ -156,7 +156,8 @@ def explain_arguments(tool: str, input_schema: dict[str, Any], error: Validation
         if err["type"] == "missing":
             problems.append(f"{loc} is required")
         else:
-            got = repr(err.get("input"))
+            # Redacted before it is cut: a cut secret no longer matches any pattern.
+            got = redact(repr(err.get("input")))
             got = got if len(got) <= 60 else got[:57] + "..."
             problems.append(f"{loc}: {err['msg']} (got {got})")
     props: dict[str, Any] = input_schema.get("properties", {})

@@ -21,6 +21,7 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
 from ctxmode.errors import InvalidInput
+from ctxmode.indexing import refresh_due
 from ctxmode.search import MIN_BUDGET, Item, SearchResult, get_items, search
 from ctxmode.store import Store
 
@@ -28,6 +29,8 @@ from ctxmode.store import Store
 MAX_QUERIES = 10
 SEARCH_BUDGET = 6000
 GET_BUDGET = 20000
+#: Characters of a query echoed back; a pasted 10 KB query must not blow the output budget.
+QUERY_ECHO_CHARS = 200
 
 
 class SearchOut(BaseModel):
@@ -58,21 +61,34 @@ def _date(ts: int) -> str:
 
 
 def search_many(store: Store, queries: list[str], **filters: Any) -> list[SearchResult]:
-    """Run each query with the same filters; the budget is shared evenly between queries."""
+    """Run each query with the same filters; the budget is shared evenly between queries.
+
+    File-backed sources are refreshed first (at most every ``indexing.REFRESH_EVERY_S``), so
+    edited or deleted files are searched as they are.
+    """
     if not queries:
         raise InvalidInput('give at least one query, e.g. {"queries": ["retry policy"]}')
     if len(queries) > MAX_QUERIES:
         raise InvalidInput(f"at most {MAX_QUERIES} queries per call; split the list")
     budget = max(MIN_BUDGET, int(filters.pop("budget_chars", SEARCH_BUDGET)) // len(queries))
+    # Indexed files edited or deleted since: re-chunked first (one stat per file otherwise).
+    refresh_due(store)
     return [search(store, q, budget_chars=budget, **filters) for q in queries]
+
+
+def _echo(query: str | None) -> str | None:
+    """A query as echoed back: cut to ``QUERY_ECHO_CHARS`` (the caller knows what it sent)."""
+    if query is None or len(query) <= QUERY_ECHO_CHARS:
+        return query
+    return query[: QUERY_ECHO_CHARS - 1] + "…"
 
 
 def _render_search(results: list[SearchResult]) -> tuple[SearchOut, str]:
     from ctxmode.mcp_server import fence
 
     out = SearchOut(
-        queries=[r.query for r in results],
-        corrected=[r.corrected_query for r in results],
+        queries=[_echo(r.query) or "" for r in results],
+        corrected=[_echo(r.corrected_query) for r in results],
         confident=[r.confident for r in results],
         totals=[r.total for r in results],
         hit_query=[],
@@ -86,9 +102,12 @@ def _render_search(results: list[SearchResult]) -> tuple[SearchOut, str]:
     )
     blocks: list[str] = []
     for index, result in enumerate(results):
-        head = f"Query {index + 1}: {result.query!r}"
-        if result.notice:
-            head += f" ({result.notice})"
+        head = f"Query {index + 1}: {_echo(result.query)!r}"
+        if result.corrected_query is not None:  # result.notice, with both queries cut
+            head += (
+                f" (no match for {_echo(result.query)!r}; "
+                f"showing results for {_echo(result.corrected_query)!r})"
+            )
         if not result.hits:
             blocks.append(f"{head}: no match.")
             continue

@@ -195,6 +195,25 @@ def redact_env_file(text: str) -> str:
     return "\n".join(lines)
 
 
+#: Characters at most that ``drop_cut_tail`` removes: any token that began further back kept
+#: enough of itself for its pattern to match.
+CUT_TAIL_CHARS = 256
+
+_TAIL_WORD = LazyRegex(r"\S*\Z")
+
+
+def drop_cut_tail(text: str) -> str:
+    """Text cut at a size cap, without the word the cut fell in (at most ``CUT_TAIL_CHARS``).
+
+    Call it before ``redact`` on anything cut at a byte cap: a secret cut in two no longer
+    matches its pattern, so its head would be stored and returned in clear.
+    """
+    body = text.rstrip()
+    tail = body[-CUT_TAIL_CHARS:]
+    match = _TAIL_WORD.search(tail)
+    return body[: len(body) - (match.end() - match.start())] if match else body
+
+
 def redact_value(value: Any) -> Any:
     """Redact every string inside a JSON-like value (dict keys are kept)."""
     if isinstance(value, str):

@@ -41,7 +41,7 @@ from ctxmode.chunking import Piece, chunk_content
 from ctxmode.errors import InvalidInput
 from ctxmode.indexing import index_pieces
 from ctxmode.knowledge import absolute_path, normalize_path
-from ctxmode.redact import redact
+from ctxmode.redact import drop_cut_tail, redact
 
 if TYPE_CHECKING:
     from ctxmode.store import Store
@@ -190,6 +190,8 @@ class _Raw:
         """Redacted stdout, then stderr under a marker."""
         out = self.stdout.decode("utf-8", errors="replace")
         err = self.stderr.decode("utf-8", errors="replace")
+        if self.truncated:  # the cap may have cut a secret in two: drop the cut word
+            out, err = drop_cut_tail(out), drop_cut_tail(err)
         parts = [out.rstrip("\n")] if out.strip() else []
         if err.strip():
             parts.append("[stderr]\n" + err.rstrip("\n"))
@@ -455,10 +457,15 @@ def _digest(
     titles = [p.title for p in pieces]
     terms = distinctive_terms([p.content for p in pieces])
     lines = text.count("\n") + 1
+    if raw.timed_out:
+        ending = "timed out (process group killed)"
+    elif raw.truncated:
+        ending = f"killed at the {MAX_OUTPUT_BYTES}-byte output cap"
+    else:
+        ending = f"exit code {raw.exit_code}"
     head = (
-        f"Output of this {language} run: {raw.produced} bytes, {lines} lines, exit code "
-        f"{raw.exit_code}. It was indexed as source {label!r} ({chunks} chunks) instead of "
-        "being returned."
+        f"Output of this {language} run: {raw.produced} bytes, {lines} lines, {ending}. "
+        f"It was indexed as source {label!r} ({chunks} chunks) instead of being returned."
     )
     parts = [head]
     matches: list[str] = []

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ctxmode import search_cache as sc
@@ -197,7 +197,7 @@ def search(
     if not _is_confident(ranked) or any(n == 0 for n in df.values()):
         # Trigger: a word is found nowhere, or the best match is weak. Outcome: the corrected
         # query replaces it only when its best hit covers more of the query, and says so.
-        better = _correct(cache, conn, parsed, df)
+        better = _correct(cache, conn, parsed, df, span)
         if better is not None:
             df2 = _document_frequencies(cache, conn, better, n_items)
             fused2 = _fuse(conn, better, where, params, span, _trigram_skip(better, df2))
@@ -207,13 +207,15 @@ def search(
                 corrected = better.text
     cache.settle(conn)
     hits, truncated = _render_hits(cache, parsed, ranked, rows, limit, budget_chars)
+    # Neighbour chunks join the ranking after fusion: count them among the matches too.
+    total = len(fused.keys() | {c.row_id for c in ranked})
     confident = _is_confident(ranked)
     return SearchResult(
         query=text,
         corrected_query=corrected,
         hits=tuple(hits),
-        total=len(fused),
-        truncated=truncated or len(fused) > len(hits),
+        total=total,
+        truncated=truncated or total > len(hits),
         confident=confident,
     )
 
@@ -226,7 +228,9 @@ def get_items(store: Store, ids: Sequence[str], budget_chars: int = 20000) -> li
     """Full text of items by id (``ctx:12``, ``evt:34``, ``doc:56``), in the order asked.
 
     Texts are cut so that together they stay within ``budget_chars``; a cut item has
-    ``truncated=True`` and ends with a note saying how much was left out.
+    ``truncated=True`` and ends with a note saying how much was left out. An id asked twice is
+    returned once; ids left when the budget is spent are not returned, and the last item's note
+    names how many (ask for them again, alone or with a larger budget).
     """
     if isinstance(ids, str):
         ids = [ids]
@@ -234,18 +238,18 @@ def get_items(store: Store, ids: Sequence[str], budget_chars: int = 20000) -> li
         raise InvalidInput("give at least one id such as ctx:12, evt:34 or doc:56")
     if budget_chars < MIN_BUDGET:
         raise InvalidInput(f"budget_chars must be at least {MIN_BUDGET}, got {budget_chars}")
-    keys: list[tuple[str, str, int]] = []
+    keys: dict[str, tuple[str, int]] = {}
     for raw in ids:
         m = _ID.match(str(raw))
         if not m:
             raise InvalidInput(
-                f"not an item id: {raw!r}; ids look like ctx:12, evt:34 or doc:56 "
-                "(as printed by search)"
+                f"not an item id: {sr.clip(str(raw), 40)!r}; ids look like ctx:12, evt:34 or "
+                "doc:56 (as printed by search)"
             )
-        keys.append((f"{m.group(1)}:{int(m.group(2))}", _KIND[m.group(1)], int(m.group(2))))
+        keys.setdefault(f"{m.group(1)}:{int(m.group(2))}", (_KIND[m.group(1)], int(m.group(2))))
     rows: dict[str, sqlite3.Row | tuple[Any, ...]] = {}
     missing = []
-    for key, kind, ref in keys:
+    for key, (kind, ref) in keys.items():
         row = store.conn.execute(
             sr.ROW_SQL + " WHERE s.item_kind = ? AND s.ref_id = ?", (kind, ref)
         ).fetchone()
@@ -254,14 +258,24 @@ def get_items(store: Store, ids: Sequence[str], budget_chars: int = 20000) -> li
         else:
             rows[key] = row
     if missing:
+        more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
         raise NotFound(
-            f"no item {', '.join(missing)}; run a search to get current ids "
+            f"no item {', '.join(missing[:10])}{more}; run a search to get current ids "
             "(they change when a source is re-indexed)"
         )
     items: list[Item] = []
     remaining = budget_chars
-    for key, _kind, _ref in keys:
+    for index, key in enumerate(keys):
         _rid, kind, _ref_id, title, body, source, typ, created, superseded, *_ = rows[key]
+        if items and remaining < HIT_OVERHEAD + len(str(title)):
+            left = len(keys) - index
+            last = items[-1]
+            note = (
+                f"\n[{left} more {'id' if left == 1 else 'ids'} not shown: the budget is "
+                "spent; ask for them again, alone or with a larger budget]"
+            )
+            items[-1] = replace(last, text=last.text + note, truncated=True)
+            break
         text = redact(str(body))
         cut = False
         room = max(0, remaining - len(str(title)) - HIT_OVERHEAD)
@@ -497,8 +511,10 @@ def _correct(
     conn: sqlite3.Connection,
     parsed: sq.ParsedQuery,
     df: dict[sq.Term, int],
+    span: tuple[int, int] | None = None,
 ) -> sq.ParsedQuery | None:
-    """The query with each unknown word replaced by its nearest indexed word, if any changed."""
+    """The query with each unknown word replaced by its nearest indexed word, if any changed
+    (``span``: the source filter's row ids, where a written word is looked for)."""
     unknown = tuple(
         t.text
         for t in parsed.terms
@@ -512,6 +528,10 @@ def _correct(
         candidates = sq.nearest_terms(vocab, stem, sq.allowed_edits(word))
         if candidates:
             replacements[word] = _surface_form(conn, candidates[0][2])
+        else:
+            near = _nearest_written_word(conn, word, span)
+            if near is not None:
+                replacements[word] = near
     if not replacements:
         return None
     terms = tuple(
@@ -522,6 +542,46 @@ def _correct(
     )
     text = " ".join(t.text for t in terms)
     return sq.ParsedQuery(text=text, terms=terms)
+
+
+#: Items whose words ``_nearest_written_word`` compares with a typo, and the shortest typo
+#: it looks at.
+TYPO_ITEMS = 20
+TYPO_MIN_LETTERS = 8
+
+
+def _nearest_written_word(
+    conn: sqlite3.Connection, word: str, span: tuple[int, int] | None = None
+) -> str | None:
+    """The word as written in the index nearest to ``word``, found through shared trigrams.
+
+    The vocabulary holds porter stems, so a typo in a suffix can sit farther from every stem
+    than from the written word: "frobnicatr" is 3 edits from "frobnic" and 1 from
+    "frobnicator". The items sharing most of the typo's trigrams hold the written word; their
+    words of a similar length are compared with it (the most frequent wins a tie). Only for
+    words of ``TYPO_MIN_LETTERS`` or more: shorter ones keep short suffixes, which the stems'
+    comparison allows for, and the trigram query is the costly part of a correction.
+    """
+    limit = sq.allowed_edits(word)
+    if len(word) < TYPO_MIN_LETTERS or limit == 0:
+        return None
+    grams = sq.trigrams(word)
+    band = f" AND search_trigram.rowid BETWEEN {span[0]} AND {span[1]}" if span else ""
+    rows = conn.execute(
+        "SELECT s.title || ' ' || s.body FROM search_trigram JOIN search_items s "
+        f"ON s.id = search_trigram.rowid WHERE search_trigram MATCH ?{band} "
+        f"ORDER BY bm25(search_trigram) LIMIT {TYPO_ITEMS}",
+        (" OR ".join(sq.quote(g) for g in dict.fromkeys(grams)),),
+    ).fetchall()
+    counts: dict[str, int] = {}
+    for (text,) in rows:
+        for tok in sq.tokens(str(text)):
+            if abs(len(tok) - len(word)) <= limit and tok != word:
+                counts[tok] = counts.get(tok, 0) + 1
+    scored = [
+        (d, -n, w) for w, n in counts.items() if (d := sq.edit_distance(word, w, limit)) <= limit
+    ]
+    return min(scored)[2] if scored else None
 
 
 def _surface_form(conn: sqlite3.Connection, stem: str) -> str:

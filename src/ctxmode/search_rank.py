@@ -329,6 +329,8 @@ class _Scorer:
         """Query terms present in a field and their token positions (Latin words only)."""
         positions: dict[int, list[int]] = {}
         hit_of = self.hit_of
+        if hit_of.keys().isdisjoint(field.tokens):  # a C loop: most fields hold no query word
+            return self._with_substrings(set(), field.lowered), positions
         for pos, tok in enumerate(field.tokens):
             term = hit_of.get(tok)
             if term is not None:

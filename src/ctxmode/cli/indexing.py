@@ -121,7 +121,8 @@ def exec_cmd(
 ) -> None:
     """Run CODE in LANGUAGE at the project root (use - as CODE to read stdin).
 
-    Small output is printed as is; large output is indexed and a digest is printed.
+    Small output is printed as is; large output is indexed and a digest is printed. Exits with
+    the command's exit code (124 when it timed out, as timeout(1) does).
     """
     text = sys.stdin.read() if code == "-" else code
     with state(ctx).store() as store:
@@ -134,6 +135,10 @@ def exec_cmd(
             click.echo(f"[{note}]", err=True)
 
     emit(as_json, result.to_dict(), human)
+    if result.timed_out:
+        ctx.exit(124)
+    if result.exit_code:  # killed by signal N (negative code): 128 + N, as shells report it
+        ctx.exit(result.exit_code if result.exit_code > 0 else 128 - result.exit_code)
 
 
 def _render_import(summary: ImportSummary) -> None:

@@ -13,6 +13,7 @@ from ctxmode.cli._common import (
     parse_time,
     state,
 )
+from ctxmode.indexing import refresh_sources
 from ctxmode.search import get_items, search
 
 
@@ -52,6 +53,7 @@ def search_cmd(
     """
     start, end = parse_time(since, "--since"), parse_time(until, "--until")
     with state(ctx).store() as store:
+        refresh_sources(store)  # edited or deleted indexed files: one stat each when unchanged
         result = search(
             store,
             query,
