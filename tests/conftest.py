@@ -6,8 +6,9 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,6 +42,18 @@ def project(tmp_path: Path) -> Path:
 def store(project: Path) -> Iterator[Store]:
     with Store.open(project / ".context" / "context.db") as s:
         yield s
+
+
+@pytest.fixture
+async def mcp_client(project: Path) -> AsyncIterator[Any]:
+    """An in-process MCP client of the project's server (tests mark themselves anyio)."""
+    from mcp import Client
+
+    from ctxmode.mcp_server import build_server
+
+    server = build_server(project / ".context" / "context.db", project)
+    async with Client(server, mode="legacy") as client:
+        yield client
 
 
 def run_cli(

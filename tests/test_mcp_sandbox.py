@@ -6,9 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client
-
-from ctxmode.mcp_server import build_server
 
 pytestmark = pytest.mark.anyio
 
@@ -20,16 +17,8 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture
-async def client(project: Path) -> Any:
-    async with Client(
-        build_server(project / ".context" / "context.db", project), mode="legacy"
-    ) as c:
-        yield c
-
-
-async def test_tools_are_listed_with_flat_output_schemas(client: Any) -> None:
-    tools = {t.name: t for t in (await client.list_tools()).tools}
+async def test_tools_are_listed_with_flat_output_schemas(mcp_client: Any) -> None:
+    tools = {t.name: t for t in (await mcp_client.list_tools()).tools}
     assert set(tools) >= TOOLS
     for name in TOOLS:
         props = tools[name].output_schema["properties"]
@@ -38,58 +27,60 @@ async def test_tools_are_listed_with_flat_output_schemas(client: Any) -> None:
             assert "object" not in kinds, (name, prop)
 
 
-async def test_execute_small_and_digest(client: Any) -> None:
-    res = await client.call_tool("execute", {"language": "shell", "code": "echo hi there"})
+async def test_execute_small_and_digest(mcp_client: Any) -> None:
+    res = await mcp_client.call_tool("execute", {"language": "shell", "code": "echo hi there"})
     assert res.is_error is False
     data = res.structured_content
     assert data["exit_code"] == 0 and not data["indexed"]
     assert "hi there" in data["output"] and "ctxmode_data" in data["output"]  # fenced
     code = "for i in range(3000): print('row', i, 'ok')\nprint('ERROR disk quota exceeded')"
-    big = await client.call_tool(
+    big = await mcp_client.call_tool(
         "execute", {"language": "python", "code": code, "intent": "disk quota error"}
     )
     data = big.structured_content
     assert data["indexed"] and data["source"].startswith("exec:python:")
     assert data["match_ids"] and "quota" in data["output"]
-    hit = await client.call_tool("search", {"queries": ["quota"], "source": data["source"]})
+    hit = await mcp_client.call_tool("search", {"queries": ["quota"], "source": data["source"]})
     assert hit.is_error is False
 
 
-async def test_errors_are_tool_errors(client: Any) -> None:
-    res = await client.call_tool("execute", {"language": "cobol", "code": "x"})
+async def test_errors_are_tool_errors(mcp_client: Any) -> None:
+    res = await mcp_client.call_tool("execute", {"language": "cobol", "code": "x"})
     assert res.is_error is True and "unknown language" in res.content[0].text
-    res = await client.call_tool(
+    res = await mcp_client.call_tool(
         "execute_file", {"path": "../../etc/passwd", "language": "shell", "code": "cat"}
     )
     assert res.is_error is True and "outside the project" in res.content[0].text
-    res = await client.call_tool("index", {})
+    res = await mcp_client.call_tool("index", {})
     assert res.is_error is True and "exactly one" in res.content[0].text
-    res = await client.call_tool("fetch_and_index", {"url": "file:///etc/passwd"})
+    res = await mcp_client.call_tool("fetch_and_index", {"url": "file:///etc/passwd"})
     assert res.is_error is True and "http" in res.content[0].text
 
 
-async def test_index_content_and_path(client: Any, project: Path) -> None:
-    res = await client.call_tool("index", {"content": "# Notes\nqueue depth", "source": "n"})
+async def test_index_content_and_path(mcp_client: Any, project: Path) -> None:
+    res = await mcp_client.call_tool("index", {"content": "# Notes\nqueue depth", "source": "n"})
     assert res.structured_content["sources"] == ["n"] and res.structured_content["chunks"] == 1
     (project / "a.md").write_text("# A\nalpha\n")
-    res = await client.call_tool("index", {"path": "a.md"})
+    res = await mcp_client.call_tool("index", {"path": "a.md"})
     assert res.structured_content["sources"] == ["a.md"]
 
 
-async def test_execute_file_and_batch(client: Any, project: Path) -> None:
+async def test_execute_file_and_batch(mcp_client: Any, project: Path) -> None:
     (project / "big.log").write_text("line\n" * 10_000)
-    res = await client.call_tool(
+    res = await mcp_client.call_tool(
         "execute_file", {"path": "big.log", "language": "shell", "code": "wc -l"}
     )
     assert res.structured_content["output"].count("10000") == 1
-    res = await client.call_tool(
+    res = await mcp_client.call_tool(
         "batch_execute", {"commands": ["echo one", "echo two"], "queries": ["two"]}
     )
     data = res.structured_content
     assert data["exit_codes"] == [0, 0] and data["match_ids"]
 
 
-async def test_a_running_command_does_not_hold_up_other_tools(client: Any, project: Path) -> None:
+async def test_a_running_command_does_not_hold_up_other_tools(
+    mcp_client: Any, project: Path
+) -> None:
     import anyio
 
     started = project / "started"
@@ -97,7 +88,7 @@ async def test_a_running_command_does_not_hold_up_other_tools(client: Any, proje
 
     async def slow() -> None:
         code = f"touch {started}; sleep 3; echo done"
-        res = await client.call_tool("execute", {"language": "shell", "code": code})
+        res = await mcp_client.call_tool("execute", {"language": "shell", "code": code})
         assert res.is_error is False
         finished.append("execute")
 
@@ -106,7 +97,7 @@ async def test_a_running_command_does_not_hold_up_other_tools(client: Any, proje
         with anyio.fail_after(20):
             while not started.exists():  # the process is running now
                 await anyio.sleep(0.05)
-        res = await client.call_tool("list_tasks", {})
+        res = await mcp_client.call_tool("list_tasks", {})
         assert res.is_error is False
         finished.append("list_tasks")
     assert finished == ["list_tasks", "execute"]

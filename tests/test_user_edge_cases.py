@@ -15,13 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client
 
 from conftest import run_cli
 from ctxmode import Store
 from ctxmode.fetch import fetch_and_index
 from ctxmode.indexing import index_content
-from ctxmode.mcp_server import build_server
 from ctxmode.search import MIN_BUDGET, get_items, search
 
 TOKEN = "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB"
@@ -30,14 +28,6 @@ TOKEN = "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB"
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-@pytest.fixture
-async def client(project: Path) -> Any:
-    async with Client(
-        build_server(project / ".context" / "context.db", project), mode="legacy"
-    ) as c:
-        yield c
 
 
 def _edit(path: Path, text: str) -> None:
@@ -66,23 +56,23 @@ def test_cli_search_sees_an_edited_file_without_reindexing(project: Path) -> Non
 
 
 @pytest.mark.anyio
-async def test_mcp_search_sees_an_edited_file(client: Any, project: Path) -> None:
+async def test_mcp_search_sees_an_edited_file(mcp_client: Any, project: Path) -> None:
     page = project / "notes.md"
     page.write_text("# Notes\n\nold wording here\n")
-    assert (await client.call_tool("index", {"path": "notes.md"})).is_error is False
+    assert (await mcp_client.call_tool("index", {"path": "notes.md"})).is_error is False
     _edit(page, "# Notes\n\nthe zanzibarish wording is new\n")
-    res = await client.call_tool("search", {"queries": ["zanzibarish"]})
+    res = await mcp_client.call_tool("search", {"queries": ["zanzibarish"]})
     assert res.is_error is False
     assert res.structured_content["ids"], res.content[0].text
 
 
 @pytest.mark.anyio
-async def test_mcp_search_does_not_echo_a_huge_query_past_the_budget(client: Any) -> None:
+async def test_mcp_search_does_not_echo_a_huge_query_past_the_budget(mcp_client: Any) -> None:
     # Any text is a valid query, and output stays within its budget: a 10,000-character query
     # must not come back whole (twice) in the result.
-    await client.call_tool("index", {"content": "# Notes\n\nqueue depth alarm", "source": "n"})
+    await mcp_client.call_tool("index", {"content": "# Notes\n\nqueue depth alarm", "source": "n"})
     query = "queue " * 2000
-    res = await client.call_tool("search", {"queries": [query], "budget_chars": 1000})
+    res = await mcp_client.call_tool("search", {"queries": [query], "budget_chars": 1000})
     assert res.is_error is False
     text = res.content[0].text
     assert "queue depth" in text.replace("**", "")
@@ -91,10 +81,10 @@ async def test_mcp_search_does_not_echo_a_huge_query_past_the_budget(client: Any
 
 
 @pytest.mark.anyio
-async def test_mcp_argument_errors_redact_secrets(client: Any) -> None:
+async def test_mcp_argument_errors_redact_secrets(mcp_client: Any) -> None:
     # A wrongly shaped call echoes the offending input back: a token in it must be redacted
     # (cutting the echo at 60 characters left a prefix the redactor no longer recognised).
-    res = await client.call_tool(
+    res = await mcp_client.call_tool(
         "batch_execute",
         {"commands": [{"label": "a", "command": f"echo {TOKEN}"}], "queries": []},
     )
