@@ -213,4 +213,3 @@ def test_source_filter_bounds_rowids_without_losing_interleaved_items(store: Sto
     assert sorted(h.id for h in knowledge) == sorted(contexts)
     events = store.search("kestrel sighting", source="events", limit=10).hits
     assert len(events) == 3 and all(h.id.startswith("evt:") for h in events)
-    assert not store.search("kestrel", source="gamma").hits

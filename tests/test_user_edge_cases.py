@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from conftest import run_cli
-from ctxmode import Store
+from ctxmode import NotFound, Store
 from ctxmode.fetch import fetch_and_index
 from ctxmode.indexing import index_content
 from ctxmode.search import MIN_BUDGET, get_items, search
@@ -186,3 +186,26 @@ def test_total_counts_at_least_the_hits_shown(store: Store) -> None:
     _guide(store)
     result = search(store, "zanzibar")
     assert result.total >= len(result.hits), (result.total, [h.id for h in result.hits])
+
+
+def test_json_usage_errors_still_print_one_json_document(project: Path) -> None:
+    proc = run_cli("search", "retry", "--limit", "0", "--json", cwd=project)
+    assert proc.returncode == 1
+    doc = json.loads(proc.stdout)
+    assert doc["kind"] == "UsageError" and "--limit" in doc["error"]
+
+
+def test_searching_an_unknown_source_says_so(store: Store) -> None:
+    index_content(store, "# Notes\n\nqueue depth alarm", "notes", fmt="markdown")
+    assert search(store, "queue", source="notes").hits
+    with pytest.raises(NotFound, match="ctxmode sources"):
+        search(store, "queue", source="note")
+
+
+@pytest.mark.anyio
+async def test_mcp_unknown_source_error_speaks_of_tools(mcp_client: Any) -> None:
+    await mcp_client.call_tool("index", {"content": "# Notes\n\nqueue depth", "source": "notes"})
+    res = await mcp_client.call_tool("search", {"queries": ["queue"], "source": "nope"})
+    assert res.is_error is True
+    text = res.content[0].text
+    assert "'nope'" in text and "ctxmode sources" not in text

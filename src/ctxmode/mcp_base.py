@@ -124,6 +124,7 @@ _CLI_TO_TOOL: tuple[tuple[str, str], ...] = (
     ("`ctxmode query`", "query_context"),
     ("(--task)", "(task_id)"),
     ("pass --db", "start the server with --db"),
+    ("list indexed sources with `ctxmode sources`", "search without a source: each hit names its"),
 )
 
 

@@ -187,6 +187,12 @@ def search(
     n_items = cache.item_count(conn)
     df = _document_frequencies(cache, conn, parsed, n_items)
     span = _source_span(conn, source)
+    if span == _NO_SPAN:
+        raise NotFound(
+            f"no searchable item has source {sr.clip(str(source), 80)!r} (labels match exactly); "
+            "list indexed sources with `ctxmode sources`; contexts are 'knowledge', session "
+            "events 'events'"
+        )
     fused = _fuse(conn, parsed, where, params, span, _trigram_skip(parsed, df))
 
     def near(ids: list[int]) -> dict[int, list[tuple[int, int]]]:
@@ -362,6 +368,9 @@ def _filter_sql(
 # -- ranked lists and fusion --------------------------------------------------------------------
 
 
+_NO_SPAN = (1, 0)
+
+
 def _source_span(conn: sqlite3.Connection, source: str | None) -> tuple[int, int] | None:
     """The lowest and highest row id of a source's items (``None`` without a source filter).
 
@@ -375,7 +384,7 @@ def _source_span(conn: sqlite3.Connection, source: str | None) -> tuple[int, int
     lo, hi = conn.execute(
         "SELECT min(id), max(id) FROM search_items WHERE source = ?", (source,)
     ).fetchone()
-    return (1, 0) if lo is None else (int(lo), int(hi))
+    return _NO_SPAN if lo is None else (int(lo), int(hi))
 
 
 def _fts_arm(

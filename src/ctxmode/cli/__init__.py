@@ -6,6 +6,7 @@ Command groups live in sibling modules, each exposing ``register(cli)``.
 from __future__ import annotations
 
 import importlib
+import json
 import sys
 from typing import Any
 
@@ -28,7 +29,8 @@ COMMAND_MODULES = (
 
 
 class CtxmodeGroup(click.Group):
-    """Root group: every error, usage errors included, exits 1 with ``Error: ...``."""
+    """Root group: every error, usage errors included, exits 1 with ``Error: ...`` (and, with
+    ``--json``, a ``{"error", "kind"}`` document on stdout)."""
 
     def main(  # type: ignore[override]
         self,
@@ -44,6 +46,14 @@ class CtxmodeGroup(click.Group):
             return super().main(args, prog_name, standalone_mode=False, **kwargs)
         try:
             rv = super().main(args, prog_name, standalone_mode=False, **kwargs)
+        except click.UsageError as exc:
+            # Raised while parsing, before the command runs: with --json the caller still gets
+            # its one JSON document (core errors print theirs in ``_common.fail_with``).
+            if "--json" in args:
+                error = {"error": exc.format_message(), "kind": "UsageError"}
+                click.echo(json.dumps(error))
+            exc.show()
+            sys.exit(1)
         except click.ClickException as exc:
             exc.show()
             sys.exit(1)
