@@ -451,3 +451,26 @@ def test_search_works_when_every_cached_text_overflows_the_cache(
         assert [h.id for h in fresh.search("retry budget worker", limit=3).hits] == expected
     finally:
         fresh.close()
+
+
+def test_a_full_text_cache_keeps_its_newer_half(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past its entry cap the cache drops its older half, not everything: a corpus larger than
+    the cache keeps the last searches' items warm, and results do not change."""
+    from ctxmode import search_cache
+
+    for i in range(40):
+        store.write_context("reference", f"kestrel note {i}: the ridge count was {i}")
+    expected = [h.id for h in store.search("kestrel ridge", limit=5).hits]
+    monkeypatch.setattr(search_cache, "MAX_TEXT_ENTRIES", 12)
+    fresh = Store.open(store.path, root=store.root)
+    try:
+        assert [h.id for h in fresh.search("kestrel ridge", limit=5).hits] == expected
+        cache = search_cache.for_store(fresh)
+        assert 0 < len(cache.tokens_at) + len(cache.redacted) <= 12
+        assert cache._text_chars == sum(len(v.text) for v in cache.tokens_at.values()) + sum(
+            len(v[0]) for v in cache.redacted.values()
+        )
+    finally:
+        fresh.close()

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -33,8 +34,8 @@ __all__ = ["FieldTokens", "StoreCache", "for_store"]
 MAX_DF_ENTRIES = 50_000
 #: Item fields (tokenised for the rerank, redacted for hits) kept at most, and their total size.
 #: A field costs ~12 bytes a character once tokenised, so the size cap is ~50 MB at worst; the
-#: entry cap is high enough for every field (title, body, context) of ~40,000 items, because
-#: reaching a cap drops the whole cache and a corpus that overflows it would never hit.
+#: entry cap is high enough for every field (title, body, context) of ~40,000 items. Reaching
+#: a cap drops the older half of the cached texts.
 MAX_TEXT_ENTRIES = 120_000
 MAX_TEXT_CHARS = 4_000_000
 
@@ -95,13 +96,23 @@ class StoreCache:
         self._text_chars = 0
 
     def charge(self, chars: int) -> None:
-        """Count ``chars`` more cached text; past the limits every cached text is dropped."""
+        """Count ``chars`` more cached text; past a limit the older half of the cached texts
+        is dropped (dicts keep insertion order), so a corpus larger than the cache keeps its
+        recent half warm instead of starting cold again."""
         self._text_chars += chars
         if (
             self._text_chars > MAX_TEXT_CHARS
             or len(self.redacted) + len(self.tokens_at) > MAX_TEXT_ENTRIES
         ):
-            self.forget_texts()
+            for texts in (self.redacted, self.tokens_at):
+                for key in list(islice(texts, (len(texts) + 1) // 2)):
+                    del texts[key]
+            # What is left, and the text the caller stores next (it charges before storing).
+            self._text_chars = (
+                sum(len(v[0]) for v in self.redacted.values())
+                + sum(len(v.text) for v in self.tokens_at.values())
+                + chars
+            )
 
     def settle(self, conn: sqlite3.Connection) -> None:
         """Record the version after a search's own temporary writes (which change no item)."""
