@@ -39,8 +39,11 @@ _CJK = (
     r"\uac00-\ud7af"  # hangul syllables
 )
 TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
-#: ``TOKEN`` on lowercase ASCII text (letters and digits): twice as fast as the Unicode classes.
-_ASCII_TOKEN = re.compile(r"[a-z0-9]+")
+#: ``TOKEN`` on lowercase ASCII text is the runs of ``[a-z0-9]``: every other ASCII character
+#: becomes a space and ``str.split`` cuts the rest (2.5x faster than the regex).
+_ASCII_SEPARATORS = str.maketrans(
+    {c: " " for c in map(chr, range(128)) if not ("a" <= c <= "z" or "0" <= c <= "9")}
+)
 _CJK_RUN = re.compile(rf"^[{_CJK}]+$")
 
 #: Function words that carry no topic. Question words are included: "when did X ..." asks about
@@ -100,7 +103,9 @@ def tokens(text: str) -> list[str]:
 
 def lowered_tokens(lowered: str) -> list[str]:
     """The tokens of text already lowercased (``TOKEN.findall``, faster on ASCII text)."""
-    return (_ASCII_TOKEN if lowered.isascii() else TOKEN).findall(lowered)
+    if lowered.isascii():
+        return lowered.translate(_ASCII_SEPARATORS).split()
+    return TOKEN.findall(lowered)
 
 
 def is_cjk(token: str) -> bool:
