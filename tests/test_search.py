@@ -183,6 +183,17 @@ def test_partly_known_query_corrects_the_unknown_word(store: Store) -> None:
     assert result.corrected_query is not None and "append" in result.corrected_query
 
 
+def test_a_well_matched_query_keeps_a_real_word_the_store_lacks(store: Store) -> None:
+    """Other words match well: "patriotic" is a word the store lacks, not a typo of
+    "patrick" (two edits apart as stems), so the query is left as written."""
+    store.write_context("reference", "Patrick led the veterans parade downtown")
+    store.write_context("reference", "The veterans parade route was changed this year")
+    result = search(store, "veterans parade route downtown patriotic")
+    assert result.confident and result.corrected_query is None
+    typo = search(store, "veterans parade route downtown patrik")
+    assert typo.corrected_query == "veterans parade route downtown patrick"
+
+
 def test_no_correction_when_nothing_is_close(store: Store) -> None:
     store.write_context("reference", "Release checklist")
     result = search(store, "zzyzxqv")

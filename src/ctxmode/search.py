@@ -200,10 +200,13 @@ def search(
 
     ranked, rows = sr.rerank(conn, parsed, fused, df, n_items, near, cache)
     corrected: str | None = None
-    if not _is_confident(ranked) or any(n == 0 for n in df.values()):
+    confident = _is_confident(ranked)
+    if not confident or any(n == 0 for n in df.values()):
         # Trigger: a word is found nowhere, or the best match is weak. Outcome: the corrected
-        # query replaces it only when its best hit covers more of the query, and says so.
-        better = _correct(cache, conn, parsed, df, span)
+        # query replaces it only when its best hit covers more of the query, and says so. When
+        # the other words already match well, only a one-letter slip is corrected: a real word
+        # the store lacks ("patriotic") is otherwise "corrected" into another ("patrick").
+        better = _correct(cache, conn, parsed, df, span, max_edits=2 if not confident else 1)
         if better is not None:
             df2 = _document_frequencies(cache, conn, better, n_items)
             fused2 = _fuse(conn, better, where, params, span, _trigram_skip(better, df2))
@@ -521,24 +524,32 @@ def _correct(
     parsed: sq.ParsedQuery,
     df: dict[sq.Term, int],
     span: tuple[int, int] | None = None,
+    max_edits: int = 2,
 ) -> sq.ParsedQuery | None:
     """The query with each unknown word replaced by its nearest indexed word, if any changed
-    (``span``: the source filter's row ids, where a written word is looked for)."""
+    (``span``: the source filter's row ids, where a written word is looked for; at most
+    ``max_edits`` edits, fewer for short words)."""
+
+    def edits(word: str) -> int:
+        return min(max_edits, sq.allowed_edits(word))
+
     unknown = tuple(
-        t.text
-        for t in parsed.terms
-        if not t.cjk and df.get(t, 0) == 0 and sq.allowed_edits(t.text) > 0
+        t.text for t in parsed.terms if not t.cjk and df.get(t, 0) == 0 and edits(t.text) > 0
     )
     if not unknown:
         return None
     replacements: dict[str, str] = {}
     vocab = cache.vocabulary(conn)
     for word, stem in zip(unknown, sr.porter_of(conn, unknown), strict=True):
-        candidates = sq.nearest_terms(vocab, stem, sq.allowed_edits(word))
+        candidates = sq.nearest_terms(vocab, stem, edits(word))
         if candidates:
-            replacements[word] = _surface_form(conn, candidates[0][2])
+            surface = _surface_form(conn, candidates[0][2])
+            # Stems are close more often than the words are ("prompted"/"promotions" are one
+            # edit apart as "prompt"/"promot"): with a one-edit budget the words must be too.
+            if max_edits > 1 or sq.edit_distance(word, surface, 1) <= 1:
+                replacements[word] = surface
         else:
-            near = _nearest_written_word(conn, word, span)
+            near = _nearest_written_word(conn, word, edits(word), span)
             if near is not None:
                 replacements[word] = near
     if not replacements:
@@ -560,18 +571,18 @@ TYPO_MIN_LETTERS = 8
 
 
 def _nearest_written_word(
-    conn: sqlite3.Connection, word: str, span: tuple[int, int] | None = None
+    conn: sqlite3.Connection, word: str, limit: int, span: tuple[int, int] | None = None
 ) -> str | None:
     """The word as written in the index nearest to ``word``, found through shared trigrams.
 
     The vocabulary holds porter stems, so a typo in a suffix can sit farther from every stem
     than from the written word: "frobnicatr" is 3 edits from "frobnic" and 1 from
     "frobnicator". The items sharing most of the typo's trigrams hold the written word; their
-    words of a similar length are compared with it (the most frequent wins a tie). Only for
+    words of a similar length are compared with it, at most ``limit`` edits away (the most
+    frequent wins a tie). Only for
     words of ``TYPO_MIN_LETTERS`` or more: shorter ones keep short suffixes, which the stems'
     comparison allows for, and the trigram query is the costly part of a correction.
     """
-    limit = sq.allowed_edits(word)
     if len(word) < TYPO_MIN_LETTERS or limit == 0:
         return None
     grams = sq.trigrams(word)
