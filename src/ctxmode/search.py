@@ -457,8 +457,8 @@ def _fuse(
     trigram = sq.trigram_expression(parsed, skip)
     if trigram and not (arms and len(arms[0][1]) >= sr.RERANK_POOL):
         # With a full pool of porter matches, an item found only by the trigram list cannot
-        # enter the rerank (its best fused score, 0.6 / 61, is below the 25th porter rank's
-        # 1 / 85): the list would only reorder porter matches, at the cost of the search's
+        # enter the rerank (its best fused score, 0.6 / 61, is below the 30th porter rank's
+        # 1 / 90): the list would only reorder porter matches, at the cost of the search's
         # most expensive query. LoCoMo R@5 0.691 -> 0.692, DevBench unchanged.
         arms.append(("trigram", _fts_arm(conn, "search_trigram", trigram, where, params, span)))
     short = sq.short_cjk_terms(parsed)

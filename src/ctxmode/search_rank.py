@@ -37,9 +37,10 @@ W_PHRASE = 0.3
 #: Coverage by words found only in the neighbour context (the item just before) counts this
 #: share of coverage by the item's own words.
 W_CONTEXT = 0.6
-#: Fused candidates that get reranked (LoCoMo R@5 0.718 at 20, 25 and 30, DevBench the same;
-#: each one costs a cold search the analysis of its fields).
-RERANK_POOL = 25
+#: Fused candidates that get reranked (bench/locomo.py R@5 0.718 at 20, 25 and 30, DevBench the
+#: same, but bench/search.py's corpus lost 0.007 at 25; each one costs a cold search the
+#: analysis of its fields).
+RERANK_POOL = 30
 #: The best candidates lend this share of their score to adjacent chunks of the same source.
 NEIGHBOUR_SEEDS = 15
 NEIGHBOUR_SHARE = 0.3
