@@ -223,8 +223,8 @@ class _Scorer:
         }
         #: How a token must start to be worth stemming: porter only rewrites a word's end, at
         #: most its last four letters, so a word starts with ``stem[:-4]`` (at least the first
-        #: two letters) of its stem. Checked over the LoCoMo, DevBench and source vocabularies
-        #: (``tests/test_search_context.py``).
+        #: two letters) of its stem. Checked once by hand on LoCoMo's and DevBench's words, and
+        #: on this repository's words by ``tests/test_search_context.py``.
         self.heads = tuple(sorted({st[: max(2, len(st) - 4)] for st in self.by_stem}))
         #: Token -> the term it stands for; ``seen`` holds every token already looked at.
         self.hit_of: dict[str, int] = {}
