@@ -485,3 +485,10 @@ def test_a_full_text_cache_keeps_its_newer_half(
         )
     finally:
         fresh.close()
+
+
+def test_snippet_does_not_double_bold_text(store: Store) -> None:
+    store.write_context("reference", "Run **florp** before every release; plain florp is fine.")
+    snippet = store.search("florp").hits[0].snippet
+    assert "***" not in snippet
+    assert snippet.count("**florp**") == 2

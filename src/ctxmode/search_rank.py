@@ -470,6 +470,8 @@ def snippet_for(parsed: sq.ParsedQuery, text: str, width: int = SNIPPET_CHARS) -
     for s, e in spans:
         if s < cursor or e > hi or marked == MAX_HIGHLIGHTS:
             continue
+        if flat.endswith("**", 0, s) and flat.startswith("**", e):
+            continue  # already bold in the text: more asterisks would only garble it
         marked += 1
         out.append(flat[cursor:s])
         out.append(f"**{flat[s:e]}**")
