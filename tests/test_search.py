@@ -492,3 +492,22 @@ def test_snippet_does_not_double_bold_text(store: Store) -> None:
     snippet = store.search("florp").hits[0].snippet
     assert "***" not in snippet
     assert snippet.count("**florp**") == 2
+
+
+def test_a_stale_vocabulary_serves_old_words_and_is_read_again_for_new_ones(
+    store: Store,
+) -> None:
+    """Writes (an agent's hooks write on every tool call) do not throw the spelling
+    vocabulary away: a typo of a word it holds is corrected from it as it is; a typo of a word
+    written since makes search read it again."""
+    from ctxmode import search_cache
+
+    store.write_context("reference", "The eucalyptus grove behind the depot")
+    assert search(store, "eucalyptis").corrected_query == "eucalyptus"
+    cache = search_cache.for_store(store)
+    first = cache.vocab
+    store.write_context("reference", "A quokka smiles at the ranger")
+    assert search(store, "eucalyptis").corrected_query == "eucalyptus"
+    assert cache.vocab is first and cache.vocab_stale
+    assert search(store, "quokkka").corrected_query == "quokka"
+    assert cache.vocab is not first and not cache.vocab_stale

@@ -542,6 +542,9 @@ def _correct(
     vocab = cache.vocabulary(conn)
     for word, stem in zip(unknown, sr.porter_of(conn, unknown), strict=True):
         candidates = sq.nearest_terms(vocab, stem, edits(word))
+        if not candidates and cache.vocab_stale:
+            vocab = cache.vocabulary(conn, current=True)  # the word may have just been written
+            candidates = sq.nearest_terms(vocab, stem, edits(word))
         if candidates:
             surface = _surface_form(conn, candidates[0][2])
             # Stems are close more often than the words are ("prompted"/"promotions" are one

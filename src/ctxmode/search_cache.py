@@ -5,8 +5,9 @@ item count, the document frequency of each query term and the indexed vocabulary
 correction) are the same for all of them until something is written. They are kept here, one
 ``StoreCache`` per ``Store`` (held weakly: a closed and dropped store frees its cache).
 
-Invariants: a count (items, document frequencies, vocabulary) is only used while the store's
-version is unchanged. The version is ``(PRAGMA data_version, connection.total_changes)``: the
+Invariants: a count (items, document frequencies) is only used while the store's version is
+unchanged; the vocabulary, which only feeds spelling suggestions, may lag behind the last writes
+(``StoreCache.vocabulary``). The version is ``(PRAGMA data_version, connection.total_changes)``: the
 first moves when another connection commits, the second when this one writes anything (even in a
 transaction not yet committed, or rolled back, which only costs a needless refresh). ``search``
 itself writes to temporary tables (porter stems), so it calls ``settle`` when done to record the
@@ -18,6 +19,7 @@ server between two searches. Porter stems of words depend on no data and are nev
 
 from __future__ import annotations
 
+import time
 import weakref
 from dataclasses import dataclass, field
 from itertools import islice
@@ -59,6 +61,10 @@ class FieldTokens:
         self.says_when: bool | None = None
 
 
+#: Oldest a stale vocabulary (see ``StoreCache.vocabulary``) is used, in seconds.
+VOCAB_MAX_AGE_S = 600.0
+
+
 def _version(conn: sqlite3.Connection) -> tuple[int, int]:
     return int(conn.execute("PRAGMA data_version").fetchone()[0]), conn.total_changes
 
@@ -74,6 +80,9 @@ class StoreCache:
     #: Indexed porter terms by first letter and length: (letter, length) -> [(term, document
     #: count)], built on demand.
     vocab: dict[tuple[str, int], list[tuple[str, int]]] | None = None
+    #: When ``vocab`` was read (``time.monotonic()``), and whether the store changed since.
+    vocab_built: float = 0.0
+    vocab_stale: bool = False
     #: (row id, field) -> (the field's text, that text after ``redact``): what hits show.
     redacted: dict[tuple[int, int], tuple[str, str]] = field(default_factory=dict)
     #: (row id, field) -> the field's text and tokens: rerank input.
@@ -87,7 +96,7 @@ class StoreCache:
             self.version = now
             self.n_items = None
             self.df.clear()
-            self.vocab = None
+            self.vocab_stale = True
         return self
 
     def forget_texts(self) -> None:
@@ -138,10 +147,24 @@ class StoreCache:
             self.df[key] = found
         return found
 
-    def vocabulary(self, conn: sqlite3.Connection) -> dict[tuple[str, int], list[tuple[str, int]]]:
+    def vocabulary(
+        self, conn: sqlite3.Connection, *, current: bool = False
+    ) -> dict[tuple[str, int], list[tuple[str, int]]]:
         """Every indexed porter term (digits left out) with its document count, by first
-        letter and length."""
+        letter and length.
+
+        It may predate the last writes (``vocab_stale``) by up to ``VOCAB_MAX_AGE_S``: an
+        agent's hooks write on every tool call, and reading the whole vocabulary again costs
+        ~30 ms on a 6,000-item store for the few words those writes add. ``current=True``
+        reads it again if it is stale (``search`` asks for that when the stale one has no
+        candidate for a word: the word may have just been written).
+        """
+        too_old = time.monotonic() - self.vocab_built > VOCAB_MAX_AGE_S
+        if self.vocab_stale and (current or too_old):
+            self.vocab = None
         if self.vocab is None:
+            self.vocab_built = time.monotonic()
+            self.vocab_stale = False
             conn.execute(
                 "CREATE VIRTUAL TABLE IF NOT EXISTS temp.ctxmode_vocab "
                 "USING fts5vocab(main, search_fts, row)"
