@@ -155,7 +155,7 @@ class StoreCache:
 
         It may predate the last writes (``vocab_stale``) by up to ``VOCAB_MAX_AGE_S``: an
         agent's hooks write on every tool call, and reading the whole vocabulary again costs
-        ~30 ms on a 6,000-item store for the few words those writes add. ``current=True``
+        22-27 ms on a 6,000-item store for the few words those writes add. ``current=True``
         reads it again if it is stale (``search`` asks for that when the stale one has no
         candidate for a word: the word may have just been written).
         """
