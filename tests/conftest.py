@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import os
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -73,3 +76,29 @@ def run_cli(
         env=full_env,
         timeout=60,
     )
+
+
+@contextlib.contextmanager
+def serve_body(body: bytes, content_type: str, path: str = "/") -> Iterator[str]:
+    """A local HTTP server answering every GET with ``body``; yields the URL of ``path``."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server API
+            self.send_response(200)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}{path}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()

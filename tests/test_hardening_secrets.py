@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +22,7 @@ from mcp import Client
 
 from _hardening import hook_inprocess, hook_process
 from _hooks import FIXTURES, _rewrite, event_name
-from conftest import run_cli
+from conftest import run_cli, serve_body
 from ctxmode import Store
 from ctxmode.mcp_server import build_server
 from ctxmode.redact import redact
@@ -183,29 +181,11 @@ def _plant_hooks(project: Path) -> None:
         assert hook_process(event, json.dumps(full).encode(), cwd=project).returncode == 0
 
 
-class _Page(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 - http.server API
-        body = ("<html><body><h1>Deploy notes</h1><pre>" + BLOB + "</pre></body></html>").encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
 def page_url() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Page)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/notes"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    page = "<html><body><h1>Deploy notes</h1><pre>" + BLOB + "</pre></body></html>"
+    with serve_body(page.encode(), "text/html; charset=utf-8", "/notes") as url:
+        yield url
 
 
 @pytest.fixture

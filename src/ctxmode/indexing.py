@@ -612,7 +612,8 @@ _LAST_REFRESH: weakref.WeakKeyDictionary[Store, float] = weakref.WeakKeyDictiona
 
 def refresh_due(store: Store, every_s: float = REFRESH_EVERY_S) -> IndexReport | None:
     """``refresh_sources`` unless it ran on this ``store`` less than ``every_s`` seconds ago
-    (then ``None``): for servers that keep one store open and search it often."""
+    (then ``None``). Every face calls it before a search (CLI, MCP, web), so edited files are
+    searched as they are; a server that keeps one store open pays for it once per interval."""
     now = time.monotonic()
     last = _LAST_REFRESH.get(store)
     if last is not None and now - last < every_s:

@@ -33,7 +33,7 @@ and ``doc:N`` (document chunks), N being the row id in the owning table.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -187,12 +187,6 @@ def search(
     n_items = cache.item_count(conn)
     df = _document_frequencies(cache, conn, parsed, n_items)
     span = _source_span(conn, source)
-    if span == _NO_SPAN:
-        raise NotFound(
-            f"no searchable item has source {sr.clip(str(source), 80)!r} (labels match exactly); "
-            "list indexed sources with `ctxmode sources`; contexts are 'knowledge', session "
-            "events 'events'"
-        )
     fused = _fuse(conn, parsed, where, params, span, _trigram_skip(parsed, df))
 
     def near(ids: list[int]) -> dict[int, list[tuple[int, int]]]:
@@ -371,23 +365,28 @@ def _filter_sql(
 # -- ranked lists and fusion --------------------------------------------------------------------
 
 
-_NO_SPAN = (1, 0)
-
-
 def _source_span(conn: sqlite3.Connection, source: str | None) -> tuple[int, int] | None:
-    """The lowest and highest row id of a source's items (``None`` without a source filter).
+    """The lowest and highest row id of a source's items (``None`` without a source filter);
+    ``NotFound`` when no item has that source.
 
     A source's items are mostly written together (a document's chunks), so their row ids form
     a narrow band; passed to FTS5 as a rowid range it skips the other sources' postings instead
-    of scoring every match and dropping it in the join (about 1.5x faster on LoCoMo's ten
-    sources). It only narrows: the exact ``s.source = ?`` filter still applies.
+    of scoring every match and dropping it in the join (the porter list of a LoCoMo query went
+    from 2.35 to 1.5 ms, timed by an ad hoc script). It only narrows: the exact
+    ``s.source = ?`` filter still applies.
     """
     if source is None:
         return None
     lo, hi = conn.execute(
         "SELECT min(id), max(id) FROM search_items WHERE source = ?", (source,)
     ).fetchone()
-    return _NO_SPAN if lo is None else (int(lo), int(hi))
+    if lo is None:
+        raise NotFound(
+            f"no searchable item has source {sr.clip(source, 80)!r} (labels match exactly); "
+            "list indexed sources with `ctxmode sources`; contexts are 'knowledge', session "
+            "events 'events'"
+        )
+    return int(lo), int(hi)
 
 
 def _fts_arm(
@@ -596,15 +595,21 @@ def _nearest_written_word(
         f"ORDER BY bm25(search_trigram) LIMIT {TYPO_ITEMS}",
         (" OR ".join(sq.quote(g) for g in dict.fromkeys(grams)),),
     ).fetchall()
-    counts: dict[str, int] = {}
-    for (text,) in rows:
-        for tok in sq.tokens(str(text)):
-            if abs(len(tok) - len(word)) <= limit and tok != word:
-                counts[tok] = counts.get(tok, 0) + 1
+    counts = _word_counts(rows, lambda tok: abs(len(tok) - len(word)) <= limit and tok != word)
     scored = [
         (d, -n, w) for w, n in counts.items() if (d := sq.edit_distance(word, w, limit)) <= limit
     ]
     return min(scored)[2] if scored else None
+
+
+def _word_counts(rows: list[Any], keep: Callable[[str], bool]) -> dict[str, int]:
+    """How often each word that ``keep`` accepts occurs in the texts of ``rows`` (1-tuples)."""
+    counts: dict[str, int] = {}
+    for (text,) in rows:
+        for tok in sq.tokens(str(text)):
+            if keep(tok):
+                counts[tok] = counts.get(tok, 0) + 1
+    return counts
 
 
 def _surface_form(conn: sqlite3.Connection, stem: str) -> str:
@@ -614,11 +619,7 @@ def _surface_form(conn: sqlite3.Connection, stem: str) -> str:
         "ON s.id = search_fts.rowid WHERE search_fts MATCH ? LIMIT 5",
         (sq.own_text(sq.Term(stem)),),
     ).fetchall()
-    counts: dict[str, int] = {}
-    for (text,) in rows:
-        for tok in sq.tokens(str(text)):
-            if tok[:3] == stem[:3]:
-                counts[tok] = counts.get(tok, 0) + 1
+    counts = _word_counts(rows, lambda tok: tok[:3] == stem[:3])
     words = sorted(counts, key=lambda w: (-counts[w], w))
     for word, word_stem in zip(words, sr.porter_of(conn, words), strict=True):
         if word_stem == stem:

@@ -40,7 +40,8 @@ _CJK = (
 )
 TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
 #: ``TOKEN`` on lowercase ASCII text is the runs of ``[a-z0-9]``: every other ASCII character
-#: becomes a space and ``str.split`` cuts the rest (2.5x faster than the regex).
+#: becomes a space and ``str.split`` cuts the rest (2.5x faster than the regex on 800
+#: characters of README, timed with ``timeit``; a hypothesis check gave the same tokens).
 _ASCII_SEPARATORS = str.maketrans(
     {c: " " for c in map(chr, range(128)) if not ("a" <= c <= "z" or "0" <= c <= "9")}
 )
@@ -141,7 +142,7 @@ def own_text(term: Term) -> str:
 
 
 def trigrams(run: str) -> list[str]:
-    """Overlapping 3-character pieces of a CJK run (the run itself when shorter)."""
+    """Overlapping 3-character pieces of a CJK run or a word (itself when shorter)."""
     if len(run) <= 3:
         return [run]
     return [run[i : i + 3] for i in range(len(run) - 2)]

@@ -13,7 +13,7 @@ from ctxmode.cli._common import (
     parse_time,
     state,
 )
-from ctxmode.indexing import refresh_sources
+from ctxmode.indexing import refresh_due
 from ctxmode.search import get_items, search
 
 
@@ -53,7 +53,7 @@ def search_cmd(
     """
     start, end = parse_time(since, "--since"), parse_time(until, "--until")
     with state(ctx).store() as store:
-        refresh_sources(store)  # edited or deleted indexed files: one stat each when unchanged
+        refresh_due(store)  # edited or deleted indexed files: one stat each when unchanged
         result = search(
             store,
             query,

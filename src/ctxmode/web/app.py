@@ -395,7 +395,10 @@ class Viewer:
 
         def work(store: Store) -> dict[str, Any]:
             from ctxmode import search
+            from ctxmode.indexing import refresh_due
 
+            if query:
+                refresh_due(store)  # indexed files edited since are searched as they are now
             result = (
                 search.search(store, query, limit=50, budget_chars=SEARCH_BUDGET) if query else None
             )
