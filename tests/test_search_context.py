@@ -7,6 +7,9 @@ import sqlite3
 import time
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from ctxmode import Store
 from ctxmode import schema as sch
 from ctxmode import search_query as sq
@@ -171,15 +174,47 @@ def test_porter_stems_match_the_index_word_by_word(store: Store) -> None:
     assert stems["x_y"] == "x"
 
 
+def _repository_words() -> list[str]:
+    root = Path(__file__).resolve().parent.parent
+    words: set[str] = set()
+    for path in [*root.glob("src/ctxmode/**/*.py"), *root.glob("tests/*.py"), root / "README.md"]:
+        words.update(t for t in sq.tokens(path.read_text(encoding="utf-8")) if t.isascii())
+    return sorted(words)
+
+
+def test_porter_stems_in_one_row_match_stems_word_by_word(store: Store) -> None:
+    """Plain ASCII words are stemmed together in one row; the stems must be those each word
+    gets alone, and words the tokenizer would cut or fold still get a row of their own."""
+    words = [*_repository_words(), "caf\u00e9", "x_y", "\u5b66\u6821", "na\u00efve", "hiking"]
+    alone = sq._stems_row_by_row(store.conn, words)
+    assert len(alone) > 3000
+    assert sq.porter_stems(store.conn, words) == alone
+
+
+#: Text made of ASCII, the common non-ASCII separators, accented letters, CJK and emoji.
+_MIXED_TEXT = st.text(
+    alphabet=st.sampled_from(
+        [chr(c) for c in range(32, 127)]
+        + list(sq._COMMON_SEPARATORS)
+        + ["\u00e9", "\u00df", "\u5b66", "\u00b2", "\U0001f600", "\u0301", "\n", "_"]
+    ),
+    max_size=80,
+)
+
+
+@given(_MIXED_TEXT)
+@settings(max_examples=400, deadline=None)
+def test_fast_tokenising_gives_the_regex_tokens(text: str) -> None:
+    lowered = text.lower()
+    assert sq.lowered_tokens(lowered) == sq.TOKEN.findall(lowered)
+
+
 def test_porter_stems_only_rewrite_the_last_four_letters(store: Store) -> None:
     """The rerank stems only tokens that start like a query stem: ``stem[:-4]``, at least two
     letters. That rests on porter rewriting no more than a word's last four letters. Checked
     here on every word of this repository's own source and tests, so a SQLite whose stemmer
     behaves otherwise fails loudly."""
-    root = Path(__file__).resolve().parent.parent
-    words: set[str] = set()
-    for path in [*root.glob("src/ctxmode/**/*.py"), *root.glob("tests/*.py"), root / "README.md"]:
-        words.update(t for t in sq.tokens(path.read_text(encoding="utf-8")) if t.isascii())
+    words = set(_repository_words())
     words.update(["ied", "ies", "cry", "skies", "relational", "generalization", "bled"])
     words.update(["conditional", "valenci", "hesitanci", "digitizer", "radicalli", "hopefulness"])
     assert len(words) > 3000

@@ -45,6 +45,15 @@ TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
 _ASCII_SEPARATORS = str.maketrans(
     {c: " " for c in map(chr, range(128)) if not ("a" <= c <= "z" or "0" <= c <= "9")}
 )
+#: Non-ASCII separators common in prose and titles (typographic quotes and dashes, the middle
+#: dot, bullets, arrows, no-break space...): replaced by spaces, text holding no other non-ASCII
+#: character takes the ASCII path (on LoCoMo's titles and turns, 1.7x faster than ``findall``).
+_COMMON_SEPARATORS = tuple(
+    c
+    for c in "\u00b7\u2019\u2013\u2014\u201c\u201d\u2026\u2022\u00a0\u2018\u2192\u203a"
+    "\u00ab\u00bb\u2010\u2011\u2012\u2015\u2032\u2033\u00a9\u00ae\u2122\u00b0"
+    if not TOKEN.fullmatch(c)
+)
 _CJK_RUN = re.compile(rf"^[{_CJK}]+$")
 
 #: Function words that carry no topic. Question words are included: "when did X ..." asks about
@@ -103,10 +112,15 @@ def tokens(text: str) -> list[str]:
 
 
 def lowered_tokens(lowered: str) -> list[str]:
-    """The tokens of text already lowercased (``TOKEN.findall``, faster on ASCII text)."""
-    if lowered.isascii():
-        return lowered.translate(_ASCII_SEPARATORS).split()
-    return TOKEN.findall(lowered)
+    """The tokens of text already lowercased (``TOKEN.findall``, faster on ASCII text and on
+    text whose only non-ASCII characters are ``_COMMON_SEPARATORS``)."""
+    if not lowered.isascii():
+        for sep in _COMMON_SEPARATORS:
+            if sep in lowered:
+                lowered = lowered.replace(sep, " ")
+        if not lowered.isascii():
+            return TOKEN.findall(lowered)
+    return lowered.translate(_ASCII_SEPARATORS).split()
 
 
 def is_cjk(token: str) -> bool:
@@ -237,11 +251,29 @@ _WORD_TABLE = "ctxmode_words"
 
 
 def porter_stems(conn: sqlite3.Connection, words: Sequence[str]) -> dict[str, str]:
-    """The porter stem the index gives each of ``words`` (one word per row, so that a word the
-    tokenizer cuts differently from ``TOKEN`` cannot shift the others); words it drops are left
-    out. Uses temporary tables only."""
+    """The porter stem the index gives each of ``words``; words it drops are left out. Uses
+    temporary tables only.
+
+    Words of ASCII letters and digits are one token each for the tokenizer, so they are stemmed
+    together, as one row whose token offsets follow the words (one row insert instead of one
+    per word: ~8x faster on 6,000 words, timed by hand). Any other word gets a row of its own,
+    so that a word the tokenizer cuts differently from ``TOKEN`` cannot shift the others; so do
+    all words if the one row does not give one token per word.
+    """
     if not words:
         return {}
+    plain = [w for w in words if w.isascii() and w.isalnum()]
+    out = _stems_in_one_row(conn, plain) if len(plain) > 1 else None
+    if out is None:
+        return _stems_row_by_row(conn, words)
+    rest = [w for w in words if not (w.isascii() and w.isalnum())]
+    if rest:
+        out.update(_stems_row_by_row(conn, rest))
+    return out
+
+
+def _word_table(conn: sqlite3.Connection) -> None:
+    """The temporary FTS5 table (and its instance vocabulary) that stems words, empty."""
     conn.execute(
         f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_WORD_TABLE} USING fts5("
         "t, tokenize='porter unicode61 remove_diacritics 2')"
@@ -251,6 +283,28 @@ def porter_stems(conn: sqlite3.Connection, words: Sequence[str]) -> dict[str, st
         f"USING fts5vocab(temp, {_WORD_TABLE}, instance)"
     )
     conn.execute(f"DELETE FROM temp.{_WORD_TABLE}")
+
+
+def _stems_in_one_row(conn: sqlite3.Connection, words: list[str]) -> dict[str, str] | None:
+    """Stems of ASCII letter-and-digit ``words`` from one row (``None``: the tokenizer did not
+    give exactly one token per word)."""
+    _word_table(conn)
+    conn.execute(f"INSERT INTO temp.{_WORD_TABLE}(rowid, t) VALUES (1, ?)", (" ".join(words),))
+    rows = conn.execute(f"SELECT term, offset FROM temp.{_WORD_TABLE}_v").fetchall()
+    conn.execute(f"DELETE FROM temp.{_WORD_TABLE}")
+    if len(rows) != len(words):
+        return None
+    out: dict[str, str] = {}
+    for term, offset in rows:
+        if not 0 <= int(offset) < len(words):
+            return None
+        out[words[int(offset)]] = str(term)
+    return out if len(out) == len(set(words)) else None
+
+
+def _stems_row_by_row(conn: sqlite3.Connection, words: Sequence[str]) -> dict[str, str]:
+    """Stems of ``words``, one row per word."""
+    _word_table(conn)
     conn.executemany(
         f"INSERT INTO temp.{_WORD_TABLE}(rowid, t) VALUES (?, ?)",
         [(i, w) for i, w in enumerate(words, start=1)],
