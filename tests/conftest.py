@@ -24,6 +24,12 @@ CTXMODE = str(VENV_BIN / "ctxmode") if (VENV_BIN / "ctxmode").exists() else shut
 SHARED = REPO.parent / "shared"
 
 
+@pytest.fixture
+def anyio_backend() -> str:
+    """Async tests (``pytest.mark.anyio``) run on asyncio, as the MCP server does."""
+    return "asyncio"
+
+
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path / "home"

@@ -12,7 +12,7 @@ import pytest
 from ctxmode import InvalidInput, Store
 from ctxmode.fetch import blocked_address, check_url, fetch_and_index
 from ctxmode.indexing import source_chunks
-from ctxmode.sandbox import sandbox_totals
+from ctxmode.stats import sandbox_stats
 
 PAGE = """<!doctype html><html><head><title>Widget guide</title>
 <script>var tracking = "should not be indexed";</script></head>
@@ -108,13 +108,14 @@ def test_ttl_cache_avoids_a_second_request(store: Store, server: str) -> None:
 
 def test_fetches_are_counted_in_sandbox_runs(store: Store, server: str) -> None:
     report = fetch_and_index(store, f"{server}/big", source="big")
-    totals = sandbox_totals(store)
-    assert totals["by_kind"]["fetch"] == {
+    totals = sandbox_stats(store)
+    assert totals.by_kind["fetch"] == {
         "runs": 1,
         "bytes_produced": 300_000,
         "bytes_returned": report.bytes_returned,
     }
-    assert totals["bytes_fetched"] == 300_000
+    assert totals.bytes_fetched == 300_000 and totals.bytes_produced == 0
+    assert totals.bytes_kept_out == 300_000 - report.bytes_returned
 
 
 @pytest.mark.parametrize(

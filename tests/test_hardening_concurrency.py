@@ -77,11 +77,6 @@ def _payload(project: Path, worker: int, i: int) -> dict[str, Any]:
     )
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def _mcp_load(db: Path, project: Path, workers: list[subprocess.Popen[bytes]]) -> list[str]:
     """Write and read through the MCP server until the workers are done; return the problems."""
     problems: list[str] = []

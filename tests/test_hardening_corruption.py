@@ -157,11 +157,6 @@ def test_cli_reports_a_damaged_store_clearly(project: Path, kind: str) -> None:
         assert db.read_bytes() == damaged
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 @pytest.mark.parametrize("kind", ["garbage", "foreign-sqlite", "index-pages"])
 async def test_mcp_reports_a_damaged_store_as_a_tool_error(project: Path, kind: str) -> None:

@@ -79,11 +79,6 @@ def _hook(project: Path, i: int, big: bool = False) -> subprocess.CompletedProce
     return hook_process("post-tool-use", json.dumps(payload).encode(), cwd=project)
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def _mcp_write(project: Path, content: str) -> tuple[bool, str]:
     db = project / ".context" / "context.db"
     async with Client(build_server(db, project), mode="legacy") as client:

@@ -221,11 +221,6 @@ def test_ten_megabyte_stdin(project: Path, size: int) -> None:
 SIDE_EFFECT_TOOLS = {"execute", "execute_file", "batch_execute", "fetch_and_index"}
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def _wrong_for(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     """A value that violates a property schema (wrong JSON type)."""
     kind = schema.get("type")

@@ -121,11 +121,6 @@ def test_resume_snapshot_and_startup_brief_stay_inert(project: Path) -> None:
         _check_fenced(brief["hookSpecificOutput"]["additionalContext"], None)
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_mcp_results_stay_inert(project: Path) -> None:
     _plant(project)

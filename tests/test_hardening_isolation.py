@@ -69,11 +69,6 @@ def _everything(project: Path) -> str:
     return "\n".join(parts)
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def _mcp_text(project: Path) -> str:
     db = config.default_db_path(project)
     texts = []

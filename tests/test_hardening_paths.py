@@ -99,11 +99,6 @@ def test_cli_refuses_with_a_clear_error(project: Path, layout: Path) -> None:
     assert not _db_has_marker(project)
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_mcp_refuses_with_a_tool_error(project: Path, layout: Path) -> None:
     db = project / ".context" / "context.db"

@@ -188,11 +188,6 @@ def page_url() -> Iterator[str]:
         yield url
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def _mcp_plant_and_read(project: Path) -> list[str]:
     db = project / ".context" / "context.db"
     texts: list[str] = []

@@ -32,11 +32,6 @@ KNOWLEDGE_TOOLS = {
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def db_path(project: Path) -> Path:
     return project / ".context" / "context.db"
 

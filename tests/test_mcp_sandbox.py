@@ -7,14 +7,11 @@ from typing import Any
 
 import pytest
 
+from ctxmode import Store, stats
+
 pytestmark = pytest.mark.anyio
 
-TOOLS = {"index", "fetch_and_index", "execute", "execute_file", "batch_execute"}
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
+TOOLS = {"index", "fetch_and_index", "execute", "execute_file", "batch_execute", "stats"}
 
 
 async def test_tools_are_listed_with_flat_output_schemas(mcp_client: Any) -> None:
@@ -42,6 +39,26 @@ async def test_execute_small_and_digest(mcp_client: Any) -> None:
     assert data["match_ids"] and "quota" in data["output"]
     hit = await mcp_client.call_tool("search", {"queries": ["quota"], "source": data["source"]})
     assert hit.is_error is False
+
+
+async def test_stats_counts_what_runs_kept_out(mcp_client: Any, project: Path) -> None:
+    empty = (await mcp_client.call_tool("stats", {})).structured_content
+    assert empty["runs"] == 0 and empty["bytes_kept_out"] == 0
+    await mcp_client.call_tool("execute", {"language": "shell", "code": "echo small"})
+    code = "print('line of output ' * 8000)"
+    big = await mcp_client.call_tool("execute", {"language": "python", "code": code})
+    ran = big.structured_content
+    res = await mcp_client.call_tool("stats", {})
+    assert res.is_error is False
+    got = res.structured_content
+    assert got["runs"] == 2 and got["bytes_fetched"] == 0
+    assert got["bytes_produced"] == len("small\n") + ran["bytes_produced"]
+    assert got["bytes_kept_out"] == got["bytes_produced"] - got["bytes_returned"] > 100_000
+    assert got["indexed_sources"] == 1  # the large output was indexed
+    # The figures are the store's own: a second connection reads the same.
+    with Store.open(project / ".context" / "context.db") as store:
+        assert stats.sandbox_stats(store).bytes_kept_out == got["bytes_kept_out"]
+    assert f"{got['bytes_kept_out']} kept out of context" in res.content[0].text
 
 
 async def test_errors_are_tool_errors(mcp_client: Any) -> None:

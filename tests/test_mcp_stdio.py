@@ -31,11 +31,6 @@ INITIALIZE = {
 }
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def server_params(cwd: Path, *args: str, env: dict[str, str] | None = None) -> Any:
     assert CTXMODE
     return StdioServerParameters(

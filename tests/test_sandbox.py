@@ -15,6 +15,7 @@ from conftest import run_cli
 from ctxmode import InvalidInput, PathOutsideProject, Store
 from ctxmode import sandbox as sb
 from ctxmode.indexing import list_sources, source_chunks
+from ctxmode.stats import sandbox_stats
 
 
 def _alive(pid: int) -> bool:
@@ -167,11 +168,11 @@ def test_secrets_in_output_are_redacted(store: Store) -> None:
 def test_bytes_accounting(store: Store) -> None:
     small = sb.execute(store, "shell", "echo hello")
     large = sb.execute(store, "python", "print('z' * 150_000)")
-    totals = sb.sandbox_totals(store)
-    assert totals["runs"] == 2
-    assert totals["bytes_produced"] == small.bytes_produced + large.bytes_produced == 6 + 150_001
-    assert totals["bytes_returned"] == small.bytes_returned + large.bytes_returned
-    assert totals["bytes_kept_out"] == totals["bytes_produced"] - totals["bytes_returned"]
+    totals = sandbox_stats(store)
+    assert totals.runs == 2
+    assert totals.bytes_produced == small.bytes_produced + large.bytes_produced == 6 + 150_001
+    assert totals.bytes_returned == small.bytes_returned + large.bytes_returned
+    assert totals.bytes_kept_out == totals.bytes_produced - totals.bytes_returned
     rows = store.query("SELECT kind, source_label FROM sandbox_runs ORDER BY id")
     assert [r["kind"] for r in rows] == ["execute", "execute"]
     assert rows[1]["source_label"] == large.source

@@ -365,11 +365,6 @@ def test_cli_search_and_get(project: Path) -> None:
     assert odd.returncode == 0 and json.loads(odd.stdout)["hits"] == []
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_mcp_search_several_queries_and_get(project: Path) -> None:
     from mcp import Client

@@ -23,11 +23,6 @@ from ctxmode.search import MIN_BUDGET, get_items, search
 TOKEN = "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def _edit(path: Path, text: str) -> None:
     """Rewrite a file with a different size and an mtime that surely differs."""
     before = path.stat().st_mtime

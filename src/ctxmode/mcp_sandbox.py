@@ -6,7 +6,8 @@ worker thread with the server's ``Store`` and turns a ``CtxmodeError`` into an `
 result whose message says what to send instead. ``call.unlocked(fn, ...)`` runs store-free
 slow work (a sandboxed process) without holding the store, so other tools go on meanwhile.
 
-Tools: ``index``, ``fetch_and_index``, ``execute``, ``execute_file``, ``batch_execute``. Output
+Tools: ``index``, ``fetch_and_index``, ``execute``, ``execute_file``, ``batch_execute``, and
+``stats`` (what runs and fetches kept out of the context, and what the store holds). Output
 schemas are flat; command output and fetched text are fenced as data before they are returned.
 """
 
@@ -20,8 +21,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from ctxmode import fetch, indexing, sandbox
-from ctxmode.mcp_server import _result, fence
+from ctxmode import fetch, indexing, sandbox, stats
+from ctxmode.mcp_server import READ_ONLY, _result, fence
 
 #: Runs code or reaches the network: not read-only, not idempotent, open world.
 RUNS = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=True)
@@ -78,6 +79,25 @@ class BatchOut(BaseModel):
     bytes_returned: int
     match_ids: list[str]
     output: str
+
+
+class StatsOut(BaseModel):
+    runs: int = Field(description="Sandboxed runs and page fetches.")
+    bytes_produced: int = Field(description="Bytes the commands printed.")
+    bytes_fetched: int = Field(description="Bytes of the pages fetched.")
+    bytes_returned: int = Field(description="Bytes of those returned to the agent.")
+    bytes_kept_out: int
+    contexts: int
+    tasks: int
+    events: int
+    sessions: int
+    indexed_sources: int
+    db_bytes: int
+    text: str
+
+
+def _stats(store: Any) -> tuple[stats.Stats, int]:
+    return stats.collect(store, days=1), len(indexing.list_sources(store))
 
 
 def _exec_result(res: sandbox.ExecResult) -> CallToolResult:
@@ -216,3 +236,33 @@ def register(server: MCPServer[Any], call: Any) -> None:
             output=text,
         )
         return _result(out, text)
+
+    @server.tool(
+        name="stats",
+        description="Measured savings: bytes that sandboxed runs and fetched pages produced vs "
+        "bytes returned to you; and what the store holds.",
+        annotations=READ_ONLY,
+    )
+    async def stats_tool() -> Annotated[CallToolResult, StatsOut]:
+        st, sources = await call(_stats)
+        sb = st.sandbox
+        out = StatsOut(
+            runs=sb.runs,
+            bytes_produced=sb.bytes_produced,
+            bytes_fetched=sb.bytes_fetched,
+            bytes_returned=sb.bytes_returned,
+            bytes_kept_out=sb.bytes_kept_out,
+            contexts=st.contexts_total,
+            tasks=st.tasks_total,
+            events=st.events_total,
+            sessions=st.sessions,
+            indexed_sources=sources,
+            db_bytes=st.db_bytes,
+            text="",
+        )
+        out.text = (
+            f"Sandbox and fetch: {stats.sandbox_line(sb)}. Store: {out.contexts} contexts, "
+            f"{out.tasks} tasks, {out.events} events in {out.sessions} sessions, {sources} "
+            f"indexed sources, {out.db_bytes} bytes."
+        )
+        return _result(out, out.text)

@@ -688,29 +688,6 @@ def batch_execute(
     return BatchResult(tuple(runs), label or None, produced, returned, output, matches)
 
 
-def sandbox_totals(store: Store) -> dict[str, Any]:
-    """Measured totals of ``sandbox_runs``: runs and bytes produced/fetched vs returned."""
-    rows = store.conn.execute(
-        "SELECT kind, COUNT(*), IFNULL(SUM(bytes_produced), 0), IFNULL(SUM(bytes_returned), 0) "
-        "FROM sandbox_runs GROUP BY kind ORDER BY kind"
-    ).fetchall()
-    by_kind = {
-        str(k): {"runs": int(n), "bytes_produced": int(p), "bytes_returned": int(r)}
-        for k, n, p, r in rows
-    }
-    fetched = by_kind.get("fetch", {}).get("bytes_produced", 0)
-    produced = sum(v["bytes_produced"] for k, v in by_kind.items() if k != "fetch")
-    returned = sum(v["bytes_returned"] for v in by_kind.values())
-    return {
-        "runs": sum(v["runs"] for v in by_kind.values()),
-        "bytes_produced": produced,
-        "bytes_fetched": fetched,
-        "bytes_returned": returned,
-        "bytes_kept_out": max(0, produced + fetched - returned),
-        "by_kind": by_kind,
-    }
-
-
 __all__ = [
     "BatchResult",
     "CommandRun",
@@ -721,5 +698,4 @@ __all__ = [
     "execute",
     "execute_file",
     "resolve_language",
-    "sandbox_totals",
 ]

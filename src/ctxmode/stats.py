@@ -53,22 +53,32 @@ class SnapshotStats:
 
 @dataclass(frozen=True)
 class SandboxStats:
-    """Sandbox runs and the output bytes they kept out of the agent's context window."""
+    """Sandbox runs and fetched pages (rows of ``sandbox_runs``), and the bytes they kept out of
+    the agent's context window: what commands printed and pages held, less what was returned.
+
+    ``runs`` counts every row, fetches included; ``bytes_produced`` is command output only,
+    ``bytes_fetched`` page bytes downloaded; ``by_kind`` has the three figures per kind
+    (``execute``, ``batch``, ``file``, ``fetch``).
+    """
 
     runs: int
     bytes_produced: int
+    bytes_fetched: int
     bytes_returned: int
+    by_kind: dict[str, dict[str, int]]
 
     @property
     def bytes_kept_out(self) -> int:
-        return max(0, self.bytes_produced - self.bytes_returned)
+        return max(0, self.bytes_produced + self.bytes_fetched - self.bytes_returned)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "runs": self.runs,
             "bytes_produced": self.bytes_produced,
+            "bytes_fetched": self.bytes_fetched,
             "bytes_returned": self.bytes_returned,
             "bytes_kept_out": self.bytes_kept_out,
+            "by_kind": {k: dict(v) for k, v in self.by_kind.items()},
         }
 
 
@@ -191,13 +201,31 @@ def snapshot_stats(store: Store) -> SnapshotStats:
     )
 
 
+def sandbox_line(sb: SandboxStats) -> str:
+    """One line for people: runs, bytes produced and fetched, returned, kept out."""
+    return (
+        f"{sb.runs} runs, {sb.bytes_produced} bytes produced + {sb.bytes_fetched} fetched, "
+        f"{sb.bytes_returned} returned, {sb.bytes_kept_out} kept out of context"
+    )
+
+
 def sandbox_stats(store: Store) -> SandboxStats:
-    """Totals over ``sandbox_runs``."""
-    row = store.conn.execute(
-        "SELECT COUNT(*), COALESCE(SUM(bytes_produced), 0), COALESCE(SUM(bytes_returned), 0) "
-        "FROM sandbox_runs"
-    ).fetchone()
-    return SandboxStats(runs=int(row[0]), bytes_produced=int(row[1]), bytes_returned=int(row[2]))
+    """Totals over ``sandbox_runs``, per kind and overall (fetched pages apart)."""
+    rows = store.conn.execute(
+        "SELECT kind, COUNT(*), COALESCE(SUM(bytes_produced), 0), COALESCE(SUM(bytes_returned), 0) "
+        "FROM sandbox_runs GROUP BY kind ORDER BY kind"
+    ).fetchall()
+    by_kind = {
+        str(k): {"runs": int(n), "bytes_produced": int(p), "bytes_returned": int(r)}
+        for k, n, p, r in rows
+    }
+    return SandboxStats(
+        runs=sum(v["runs"] for v in by_kind.values()),
+        bytes_produced=sum(v["bytes_produced"] for k, v in by_kind.items() if k != "fetch"),
+        bytes_fetched=by_kind.get("fetch", {}).get("bytes_produced", 0),
+        bytes_returned=sum(v["bytes_returned"] for v in by_kind.values()),
+        by_kind=by_kind,
+    )
 
 
 def collect(store: Store, *, days: int = DEFAULT_DAYS, now: int | None = None) -> Stats:

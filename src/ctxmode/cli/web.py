@@ -126,12 +126,7 @@ def stats_cmd(ctx: click.Context, days: int, as_json: bool) -> None:
             f"{snap.built} built ({snap.consumed} injected), bytes min {snap.min_bytes} / "
             f"mean {snap.mean_bytes:.0f} / max {snap.max_bytes}",
         )
-        sb = st.sandbox
-        line(
-            "sandbox",
-            f"{sb.runs} runs, {sb.bytes_produced} bytes produced, {sb.bytes_returned} returned, "
-            f"{sb.bytes_kept_out} kept out of context",
-        )
+        line("sandbox", stats.sandbox_line(st.sandbox))
         recent = [f"{d[5:]} {n}" for d, n in st.events_per_day if n]
         line(f"events/day ({days}d)", ", ".join(recent) if recent else "none")
 
