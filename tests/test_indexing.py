@@ -101,12 +101,31 @@ def test_touched_but_identical_file_is_not_rechunked(store: Store, docs: Path) -
     assert [r["id"] for r in store.query("SELECT id FROM chunks ORDER BY id")] == ids
 
 
-def test_refresh_drops_a_source_whose_file_vanished(store: Store, docs: Path) -> None:
+def test_refresh_empties_a_source_whose_file_vanished(store: Store, docs: Path) -> None:
     index_path(store, "docs/guide.md")
+
     (docs / "guide.md").unlink()
-    assert refresh_sources(store).sources[0].status == "removed"
-    assert list_sources(store) == []
+    assert refresh_sources(store).sources[0].status == "missing"
+    (info,) = list_sources(store)
+    assert info.label == "docs/guide.md" and info.chunks == 0 and info.missing
     assert search_items(store, "docs/guide.md") == []
+    assert refresh_sources(store).sources[0].status == "missing"  # no write the second time
+
+
+def test_a_folder_back_after_a_branch_switch_is_indexed_again(store: Store, docs: Path) -> None:
+    report = index_path(store, "docs")
+    chunks = report.chunks
+    assert chunks > 0 and store.search("make setup").hits
+    moved = docs.parent / "docs-elsewhere"
+    docs.rename(moved)  # what `git switch` to a branch without the folder does
+    assert store.search("make setup").hits  # not refreshed yet
+    assert refresh_sources(store).sources[0].status == "missing"
+    assert not store.search("make setup").hits
+    moved.rename(docs)
+    back = refresh_sources(store).sources[0]
+    assert back.status == "refreshed" and back.chunks == chunks
+    assert store.search("make setup").hits
+    assert not list_sources(store)[0].missing
 
 
 def test_paths_outside_the_project_are_refused(store: Store, project: Path, tmp_path: Path) -> None:

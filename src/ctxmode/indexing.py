@@ -21,7 +21,7 @@ import os
 import time
 import weakref
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -61,7 +61,9 @@ class IndexedSource:
     label: str
     kind: str
     location: str | None
-    status: str  # "indexed" | "refreshed" | "unchanged" | "removed"
+    #: "indexed" | "refreshed" | "unchanged" | "missing" (its file or folder is gone: its
+    #: chunks are dropped, the source stays and is indexed again when the path is back)
+    status: str
     files: int
     chunks: int
     bytes: int
@@ -95,18 +97,18 @@ class IndexReport:
 
     @property
     def chunks(self) -> int:
-        return sum(s.chunks for s in self.sources if s.status != "removed")
+        return sum(s.chunks for s in self.sources)
 
     @property
     def files(self) -> int:
-        return sum(s.files for s in self.sources if s.status != "removed")
+        return sum(s.files for s in self.sources)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "sources": [s.to_dict() for s in self.sources],
             "files": self.files,
             "chunks": self.chunks,
-            "bytes": sum(s.bytes for s in self.sources if s.status != "removed"),
+            "bytes": sum(s.bytes for s in self.sources),
             "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
         }
 
@@ -501,9 +503,20 @@ def _refresh_one(
     except PathOutsideProject:
         exists = False
     if not exists:
-        with store.transaction() as conn:
-            conn.execute("DELETE FROM sources WHERE id = ?", (source_id,))
-        return IndexedSource(label, "file", location, "removed", 0, 0, 0), []
+        # Kept, emptied: a folder gone with a branch switch is indexed again when it is back
+        # (its files all look new then); `ctxmode sources --rm` deletes a source for good.
+        if store.conn.execute(
+            "SELECT 1 FROM source_files WHERE source_id = ? LIMIT 1", (source_id,)
+        ).fetchone():
+            with store.transaction() as conn:
+                conn.execute("DELETE FROM chunks WHERE source_id = ?", (source_id,))
+                conn.execute("DELETE FROM source_files WHERE source_id = ?", (source_id,))
+                conn.execute(
+                    "UPDATE sources SET content_hash = NULL, mtime = NULL, bytes = 0, "
+                    "indexed_at = ? WHERE id = ?",
+                    (now, source_id),
+                )
+        return IndexedSource(label, "file", location, "missing", 0, 0, 0), []
     is_dir = target.is_dir()
     skipped: list[Skipped] = []
     if is_dir:
@@ -585,7 +598,8 @@ def refresh_sources(
     """Bring file-backed sources up to date with the files on disk.
 
     Files whose mtime and size are unchanged are not read; changed ones are re-chunked (alone,
-    not the whole folder); deleted files lose their chunks; a vanished source is removed.
+    not the whole folder); deleted files lose their chunks; a source whose file or folder is gone
+    loses its chunks but stays listed, and is indexed again once the path exists again.
     Cheap when nothing changed: one ``stat`` per file and no write.
     """
     ts = int(now if now is not None else time.time())
@@ -628,7 +642,8 @@ def refresh_due(store: Store, every_s: float = REFRESH_EVERY_S) -> IndexReport |
 
 @dataclass(frozen=True)
 class SourceInfo:
-    """A row of ``sources`` with its chunk count."""
+    """A row of ``sources`` with its chunk count; ``missing``: a file-backed source whose file
+    or folder is not on disk now (it has no chunks until the path is back)."""
 
     id: int
     label: str
@@ -639,6 +654,7 @@ class SourceInfo:
     indexed_at: int
     fetched_at: int | None
     expires_at: int | None
+    missing: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -651,6 +667,7 @@ class SourceInfo:
             "indexed_at": self.indexed_at,
             "fetched_at": self.fetched_at,
             "expires_at": self.expires_at,
+            "missing": self.missing,
         }
 
 
@@ -669,7 +686,7 @@ def list_sources(store: Store, kind: str | None = None) -> list[SourceInfo]:
     rows = store.conn.execute(
         _SOURCE_SQL + where + " ORDER BY s.indexed_at DESC, s.id DESC", (kind,) if kind else ()
     ).fetchall()
-    return [SourceInfo(*r) for r in rows]
+    return [_source_info(store, r) for r in rows]
 
 
 def get_source(store: Store, label: str) -> SourceInfo:
@@ -677,7 +694,18 @@ def get_source(store: Store, label: str) -> SourceInfo:
     row = store.conn.execute(_SOURCE_SQL + " WHERE s.label = ?", (label,)).fetchone()
     if row is None:
         raise NotFound(f"no indexed source {label!r}; list them with `ctxmode sources`")
-    return SourceInfo(*row)
+    return _source_info(store, row)
+
+
+def _source_info(store: Store, row: Sequence[Any]) -> SourceInfo:
+    info = SourceInfo(*row)
+    if info.kind != "file" or info.location is None:
+        return info
+    try:
+        gone = not absolute_path(store, info.location).exists()
+    except (OSError, PathOutsideProject):
+        gone = True
+    return replace(info, missing=gone) if gone else info
 
 
 def source_chunks(store: Store, label: str) -> list[tuple[str, str]]:

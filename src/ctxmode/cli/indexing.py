@@ -98,7 +98,8 @@ def sources_cmd(ctx: click.Context, remove: str | None, as_json: bool) -> None:
         if not rows:
             click.echo("no sources indexed yet; try `ctxmode index docs/`")
         for s in rows:
-            click.echo(f"{s.label}\t{s.kind}\t{s.chunks} chunks\t{s.bytes} bytes")
+            gone = "\t(missing: indexed again when it is back)" if s.missing else ""
+            click.echo(f"{s.label}\t{s.kind}\t{s.chunks} chunks\t{s.bytes} bytes{gone}")
 
     emit(as_json, data, human)
 
