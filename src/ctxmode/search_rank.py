@@ -110,28 +110,33 @@ ROW_SQL = (
 )
 
 
-#: Word -> porter stem, as the index computes it; shared by every store (the stemmer is fixed)
-#: and emptied when it grows past ``MAX_STEMMED_WORDS``.
+#: Word -> porter stem, as the index computes it, and stem -> the words seen with it; shared by
+#: every store (the stemmer is fixed) and emptied when they grow past ``MAX_STEMMED_WORDS``.
 _PORTER: dict[str, str] = {}
+_SURFACES: dict[str, set[str]] = {}
 MAX_STEMMED_WORDS = 200_000
 
 
 def porter_of(conn: sqlite3.Connection, words: Sequence[str]) -> list[str]:
     """The index's porter stem of each of ``words`` (a word it drops stands for itself)."""
-    _learn_stems(conn, list(words))
+    _learn_stems(conn, set(words))
     return [_PORTER.get(w, w) for w in words]
 
 
-def _learn_stems(conn: sqlite3.Connection, words: list[str]) -> None:
+def _learn_stems(conn: sqlite3.Connection, words: set[str]) -> None:
     """Stem the ``words`` not stemmed yet, in one batch (``search_query.porter_stems``)."""
-    new = [w for w in dict.fromkeys(words) if w not in _PORTER]
+    new = words - _PORTER.keys()
     if not new:
         return
     if len(_PORTER) + len(new) > MAX_STEMMED_WORDS:
         _PORTER.clear()
-    got = sq.porter_stems(conn, new)
-    for word in new:
-        _PORTER[word] = got.get(word, word)
+        _SURFACES.clear()
+        new = set(words)
+    ordered = sorted(new)
+    got = sq.porter_stems(conn, ordered)
+    for word in ordered:
+        stem = _PORTER[word] = got.get(word, word)
+        _SURFACES.setdefault(stem, set()).add(word)
 
 
 def rerank(
@@ -197,9 +202,9 @@ class _Scorer:
 
     Terms are numbered (their order in the query) so that the per-candidate work is list and
     dict lookups on small ints. A candidate's fields are cut into tokens once (kept in the
-    store's cache between queries); a query then stems only the distinct tokens that could
-    stand for one of its terms (those starting like one) and remembers which do in
-    ``hit_of``, so the per-token work is one dict lookup.
+    store's cache between queries); every token is stemmed once per process (``_PORTER``), and
+    a query finds the tokens that stand for its terms through the words known per stem
+    (``_SURFACES``), in ``hit_of``, so the per-token work is one dict lookup.
     """
 
     def __init__(
@@ -217,15 +222,10 @@ class _Scorer:
         terms = parsed.terms
         self.weights = [idf(df.get(t, 0), n_items) for t in terms]
         self.total = sum(self.weights) or 1.0
-        _learn_stems(conn, [w for t in terms if not t.cjk for w in t.spellings])
+        _learn_stems(conn, {w for t in terms if not t.cjk for w in t.spellings})
         self.by_stem = {
             _PORTER.get(w, w): i for i, t in enumerate(terms) if not t.cjk for w in t.spellings
         }
-        #: How a token must start to be worth stemming: porter only rewrites a word's end, at
-        #: most its last four letters, so a word starts with ``stem[:-4]`` (at least the first
-        #: two letters) of its stem. Checked once by hand on LoCoMo's and DevBench's words, and
-        #: on this repository's words by ``tests/test_search_context.py``.
-        self.heads = tuple(sorted({st[: max(2, len(st) - 4)] for st in self.by_stem}))
         #: Token -> the term it stands for; ``seen`` holds every token already looked at.
         self.hit_of: dict[str, int] = {}
         self.seen: set[str] = set()
@@ -313,17 +313,9 @@ class _Scorer:
         if not new:
             return
         self.seen |= new
-        heads = self.heads
-        # Only tokens that start like a query stem can stem to it (``heads``). Non-ASCII tokens
-        # are always stemmed: the index folds diacritics ("école" -> "ecol").
-        maybe = [tok for tok in new if tok.startswith(heads) or not tok.isascii()]
-        if not maybe:
-            return
-        _learn_stems(self.conn, maybe)
-        porter, light, by_stem = _PORTER, sq.light_stem, self.by_stem
-        for tok in maybe:
-            term = by_stem.get(porter.get(tok) or light(tok))
-            if term is not None:
+        _learn_stems(self.conn, new)  # only the words never seen by this process
+        for stem, term in self.by_stem.items():
+            for tok in new & _SURFACES.get(stem, set()):
                 self.hit_of[tok] = term
 
     def _matched(self, field: FieldTokens) -> tuple[set[int], dict[int, list[int]]]:
