@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import time
 from pathlib import Path
@@ -236,3 +237,51 @@ def test_source_filter_bounds_rowids_without_losing_interleaved_items(store: Sto
     assert sorted(h.id for h in knowledge) == sorted(contexts)
     events = store.search("kestrel sighting", source="events", limit=10).hits
     assert len(events) == 3 and all(h.id.startswith("evt:") for h in events)
+
+
+def _spans_by_definition(query: str, text: str) -> list[tuple[int, int]]:
+    """What ``search_rank._match_spans`` must find, read plainly: every token of ``text`` whose
+    light stem is a query word's; then, for a term no token matched that is CJK or at least
+    ``SUBSTRING_MIN`` letters long, each place it occurs as a substring; overlaps merged."""
+    from ctxmode import search_rank as sr
+
+    parsed = sq.parse(query)
+    stems = {sq.light_stem(w): t for t in parsed.terms if not t.cjk for w in t.spellings}
+    spans, seen = [], set()
+    for m in sq.TOKEN.finditer(text):
+        term = stems.get(sq.light_stem(m.group(0).lower()))
+        if term is not None:
+            spans.append((m.start(), m.end()))
+            seen.add(term)
+    for term in parsed.terms:
+        if term not in seen and (term.cjk or len(term.text) >= sr.SUBSTRING_MIN):
+            hay = text if term.cjk else text.lower()
+            spans += [(m.start(), m.end()) for m in re.finditer(re.escape(term.text), hay)]
+    out: list[tuple[int, int]] = []
+    for s, e in sorted(spans):
+        if out and s < out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], e))
+        else:
+            out.append((s, e))
+    return out
+
+
+@given(
+    st.lists(
+        st.sampled_from(["paint", "studies", "Running", "go", "city", "x", "cafe", "\u5b66\u6821"]),
+        min_size=1,
+    ),
+    st.text(
+        alphabet=st.sampled_from(
+            list("abcdefghijklmnopqrstuvwxyz PAINTSTUDYGO-_'.\n")
+            + ["\u00e9", "\u5b66", "\u6821", "\u00b7", "\u0130", "\u00df"]
+        ),
+        max_size=120,
+    ),
+)
+@settings(max_examples=300, deadline=None)
+def test_snippet_matches_are_the_tokens_with_a_query_stem(words: list[str], text: str) -> None:
+    from ctxmode import search_rank as sr
+
+    query = " ".join(words)
+    assert sr._match_spans(sq.parse(query), text) == _spans_by_definition(query, text)

@@ -14,6 +14,7 @@ token it does not know) so that "painting" meets "paint"; CJK terms are compared
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -473,12 +474,25 @@ def snippet_for(parsed: sq.ParsedQuery, text: str, width: int = SNIPPET_CHARS) -
     return "".join(out)
 
 
+@functools.lru_cache(maxsize=256)
+def _token_starting(prefixes: tuple[str, ...]) -> re.Pattern[str]:
+    """Latin tokens (as ``search_query.TOKEN`` cuts them) that start with one of ``prefixes``,
+    in any case."""
+    word = sq.LATIN_WORD_CHAR
+    alternatives = "|".join(re.escape(p) for p in prefixes)
+    return re.compile(rf"(?<!{word})(?:{alternatives}){word}*", re.IGNORECASE)
+
+
 def _match_spans(parsed: sq.ParsedQuery, text: str) -> list[tuple[int, int]]:
     stems = {sq.light_stem(w): t for t in parsed.terms if not t.cjk for w in t.spellings}
     spans: list[tuple[int, int]] = []
     seen: set[sq.Term] = set()
     if stems:
-        for m in sq.TOKEN.finditer(text):
+        # ``light_stem`` only cuts a word's end (or ends it in "y" for "ies"), so a token can
+        # only meet a stem if it starts with it: a regex finds those tokens, not a Python loop
+        # over every token of the text.
+        starts = tuple(sorted({k[:-1] if k.endswith("y") else k for k in stems}))
+        for m in _token_starting(starts).finditer(text):
             term = stems.get(sq.light_stem(m.group(0).lower()))
             if term is not None:
                 spans.append((m.start(), m.end()))
