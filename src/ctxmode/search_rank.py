@@ -14,7 +14,6 @@ token it does not know) so that "painting" meets "paint"; CJK terms are compared
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -474,30 +473,44 @@ def snippet_for(parsed: sq.ParsedQuery, text: str, width: int = SNIPPET_CHARS) -
     return "".join(out)
 
 
-@functools.lru_cache(maxsize=256)
-def _token_starting(prefixes: tuple[str, ...]) -> re.Pattern[str]:
-    """Latin tokens (as ``search_query.TOKEN`` cuts them) that start with one of ``prefixes``,
-    in any case."""
-    word = sq.LATIN_WORD_CHAR
-    alternatives = "|".join(re.escape(p) for p in prefixes)
-    return re.compile(rf"(?<!{word})(?:{alternatives}){word}*", re.IGNORECASE)
+#: One Latin word character (``search_query.LATIN_WORD_CHAR``), to find where a token starts.
+_WORD_CHAR = re.compile(sq.LATIN_WORD_CHAR)
+
+
+def _tokens_starting(lowered: str, prefixes: set[str]) -> list[tuple[int, int, str]]:
+    """(start, end, token) of the Latin tokens of ``lowered`` (as ``search_query.TOKEN`` cuts
+    them) that start with one of ``prefixes`` (non-empty), in text order."""
+    found: dict[int, tuple[int, int, str]] = {}
+    for prefix in prefixes:
+        at = lowered.find(prefix)
+        while at != -1:
+            if at not in found and (at == 0 or not _WORD_CHAR.match(lowered, at - 1)):
+                m = sq.TOKEN.match(lowered, at)
+                if m is not None:
+                    found[at] = (at, m.end(), m.group(0))
+            at = lowered.find(prefix, at + 1)
+    return [found[k] for k in sorted(found)]
 
 
 def _match_spans(parsed: sq.ParsedQuery, text: str) -> list[tuple[int, int]]:
     stems = {sq.light_stem(w): t for t in parsed.terms if not t.cjk for w in t.spellings}
     spans: list[tuple[int, int]] = []
     seen: set[sq.Term] = set()
+    lowered = text.lower()
     if stems:
         # ``light_stem`` only cuts a word's end (or ends it in "y" for "ies"), so a token can
-        # only meet a stem if it starts with it: a regex finds those tokens, not a Python loop
-        # over every token of the text.
-        starts = tuple(sorted({k[:-1] if k.endswith("y") else k for k in stems}))
-        for m in _token_starting(starts).finditer(text):
-            term = stems.get(sq.light_stem(m.group(0).lower()))
+        # only meet a stem if it starts with it: those tokens are found with ``str.find``, not
+        # by stemming every token of the text.
+        starts = {k[:-1] if k.endswith("y") else k for k in stems}
+        if "" in starts or len(lowered) != len(text):  # rare: read every token
+            tokens = [(m.start(), m.end(), m.group(0).lower()) for m in sq.TOKEN.finditer(text)]
+        else:
+            tokens = _tokens_starting(lowered, starts)
+        for start, end, token in tokens:
+            term = stems.get(sq.light_stem(token))
             if term is not None:
-                spans.append((m.start(), m.end()))
+                spans.append((start, end))
                 seen.add(term)
-    lowered = text.lower()
     for term in parsed.terms:
         if term in seen or not (term.cjk or len(term.text) >= SUBSTRING_MIN):
             continue
