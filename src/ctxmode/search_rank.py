@@ -229,8 +229,9 @@ class _Scorer:
         #: Token -> the term it stands for; ``seen`` holds every token already looked at.
         self.hit_of: dict[str, int] = {}
         self.seen: set[str] = set()
-        #: Rows whose tokens went through ``_learn`` (``prepare``).
-        self.prepared: set[int] = set()
+        #: Rows whose tokens went through ``_learn`` (``prepare``): their title, body and
+        #: context fields.
+        self.prepared: dict[int, tuple[FieldTokens, FieldTokens, FieldTokens]] = {}
         #: Terms found by substring when not found as a word: CJK runs, and Latin words of
         #: ``SUBSTRING_MIN``+ letters (what the trigram list finds: "pool" in "PoolManager").
         self.substring = [
@@ -242,10 +243,12 @@ class _Scorer:
         self.when = asks_when(parsed.text)
 
     def score(self, row_id: int, fused: float, row: tuple[Any, ...]) -> Candidate:
-        if row_id not in self.prepared:
+        fields = self.prepared.get(row_id)
+        if fields is None:
             self.prepare({row_id: row})
-        title, body, context = _fields(row)
-        head, main = self._field(row_id, 0, title), self._field(row_id, 1, body)
+            fields = self.prepared[row_id]
+        head, main, around = fields
+        body, context = main.text, around.text
         in_title, title_positions = self._matched(head)
         in_body, positions = self._matched(main)
         weights, total = self.weights, self.total
@@ -255,7 +258,7 @@ class _Scorer:
         title_cov = sum(weights[t] for t in in_title) / total
         context_cov = 0.0
         if context:
-            in_context = self._present(self._field(row_id, 2, context)) - own
+            in_context = self._present(around) - own
             context_cov = sum(weights[t] for t in in_context) / total
         cand.score = (
             W_FUSED * fused / self.top
@@ -284,14 +287,18 @@ class _Scorer:
     def prepare(self, rows: dict[int, tuple[Any, ...]]) -> None:
         """Tokenise the rows' fields (title, body, context) and stem, in one batch, the new
         tokens that could stand for a query term."""
-        fields = [
-            self._field(row_id, field, text).tokens
-            for row_id, row in rows.items()
-            if row_id not in self.prepared
-            for field, text in enumerate(_fields(row))
-        ]
-        self.prepared.update(rows)
-        self._learn(set().union(*fields) if fields else set())
+        tokens: list[tuple[str, ...]] = []
+        for row_id, row in rows.items():
+            if row_id not in self.prepared:
+                title, body, context = _fields(row)
+                fields = (
+                    self._field(row_id, 0, title),
+                    self._field(row_id, 1, body),
+                    self._field(row_id, 2, context),
+                )
+                self.prepared[row_id] = fields
+                tokens.extend(f.tokens for f in fields)
+        self._learn(set().union(*tokens) if tokens else set())
 
     def _field(self, row_id: int, field: int, text: str) -> FieldTokens:
         """``text`` lowercased and cut into tokens (and its questions found, but for the
