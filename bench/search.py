@@ -10,10 +10,13 @@ Both tools are driven the same way, through their MCP servers over stdio with th
 client (ctxmode: ``ctxmode serve``; context-mode: ``ctx_index`` / ``ctx_search`` of its
 ``server.bundle.mjs``), ``BATCH`` = 5 queries per call (context-mode refuses bursts of single
 searches), so the latency is per call of 5 queries and includes JSON-RPC framing for both.
-Both servers run at once and get the same batches in turn (ctxmode, then context-mode), so a
-machine whose speed drifts during the run moves both figures together. Each server answers
-each query once, as a fresh server would (nothing is warmed up first). ctxmode's in-process
-latency per single query (``Store.search``, also cold) is printed too.
+The servers run at once and get the same batches in turn, so a machine whose speed drifts
+during the run moves all figures together. Each server answers each query once. ctxmode is run
+twice: as shipped, where after a search the server analyses the searched source's other items
+in idle moments (the 3 s pauses context-mode needs give it that time, as an agent's pauses
+would), and with that warm-up off (``CTXMODE_SEARCH_WARMUP=0``), where every item is analysed
+when a search first touches it. ctxmode's in-process latency per single query
+(``Store.search``, no warm-up) is printed too.
 
 context-mode is installed with npm into a cache folder outside the repository
 (``--cm-dir``, default ``~/.cache/ctxmode-bench``) when it is not there yet. If it cannot be
@@ -223,14 +226,15 @@ async def context_mode_call(
 
 async def run(
     docs: dict[str, str], qs: list[tuple[str, str, set[str]]], tmp: Path, cm_server: Path | None
-) -> tuple[Tool, Tool | None, list[float]]:
+) -> tuple[Tool, Tool, Tool | None, list[float]]:
     """Index the corpus into both tools, then send them the same batches in turn.
 
-    Calls alternate (ctxmode, then context-mode, batch by batch), so that both are measured
-    under the same load at the same moment; a machine whose speed drifts during the run
-    moves both figures together.
+    Calls alternate (ctxmode, ctxmode with its warm-up off, context-mode; batch by batch), so
+    that all are measured under the same load at the same moment; a machine whose speed drifts
+    during the run moves every figure together.
     """
     from ctxmode import Store
+    from ctxmode.config import ENV_SEARCH_WARMUP
     from ctxmode.indexing import index_content
 
     ours_dir = tmp / "ctxmode"
@@ -243,16 +247,24 @@ async def run(
             t0 = time.perf_counter()
             store.search(question, limit=5, source=label)
             inproc.append(time.perf_counter() - t0)
-    ours = Tool("ctxmode")
-    ours_params = StdioServerParameters(
-        command=str(CTXMODE), args=["serve", "--db", str(db)], cwd=str(ours_dir)
-    )
+    ours, cold = Tool("ctxmode"), Tool("  no warm-up")
+
+    def server(warm: bool) -> StdioServerParameters:
+        env = {**os.environ, ENV_SEARCH_WARMUP: "1" if warm else "0"}
+        return StdioServerParameters(
+            command=str(CTXMODE), args=["serve", "--db", str(db)], cwd=str(ours_dir), env=env
+        )
+
     theirs = Tool("context-mode") if cm_server is not None else None
-    async with Client(ours_params, mode="legacy") as ours_client:
+    async with (
+        Client(server(True), mode="legacy") as ours_client,
+        Client(server(False), mode="legacy") as cold_client,
+    ):
         if cm_server is None:
             for label, batch in batches(qs):
                 await ctxmode_call(ours_client, ours, label, batch)
-            return ours, None, inproc
+                await ctxmode_call(cold_client, cold, label, batch)
+            return ours, cold, None, inproc
         cm_dir = tmp / "context-mode"
         (cm_dir / "home").mkdir(parents=True)
         env = {**os.environ, "CLAUDE_PROJECT_DIR": str(cm_dir), "HOME": str(cm_dir / "home")}
@@ -266,8 +278,9 @@ async def run(
                     raise RuntimeError(f"ctx_index failed: {res.content[0].text[:300]}")
             for label, batch in batches(qs):
                 await ctxmode_call(ours_client, ours, label, batch)
+                await ctxmode_call(cold_client, cold, label, batch)
                 await context_mode_call(cm_client, theirs, label, batch)
-    return ours, theirs, inproc
+    return ours, cold, theirs, inproc
 
 
 def ms(values: list[float]) -> str:
@@ -293,23 +306,25 @@ def main(argv: list[str] | None = None) -> int:
         print(f"context-mode : not measured ({how})")
     with tempfile.TemporaryDirectory() as tmp:
         try:
-            ours, theirs, inproc = anyio.run(run, docs, qs, Path(tmp), server)
+            ours, cold, theirs, inproc = anyio.run(run, docs, qs, Path(tmp), server)
         except Exception as exc:  # noqa: BLE001 - a failure of the other tool is reported
             if server is None:
                 raise
             print(f"context-mode : could not be driven ({type(exc).__name__}: {exc}); "
                   "measuring ctxmode alone")  # fmt: skip
-            ours, theirs, inproc = anyio.run(run, docs, qs, Path(tmp) / "alone", None)
+            ours, cold, theirs, inproc = anyio.run(run, docs, qs, Path(tmp) / "alone", None)
     print(f"{ours.line()} ({ms(inproc)} per query in-process)")
+    print(f"{cold.line()} (CTXMODE_SEARCH_WARMUP=0: every item analysed on first touch)")
     if theirs is None:
         return 0
     print(theirs.line())
-    ratio = statistics.median(ours.latencies) / statistics.median(theirs.latencies)
     gain = statistics.fmean(ours.recalls) - statistics.fmean(theirs.recalls)
-    print(
-        f"ratio        : ctxmode latency = {ratio:.2f}x context-mode's (calls interleaved); "
-        f"R@5 difference {gain:+.3f}"
-    )
+    for name, tool in (("ctxmode", ours), ("no warm-up", cold)):
+        ratio = statistics.median(tool.latencies) / statistics.median(theirs.latencies)
+        print(
+            f"ratio        : {name} latency = {ratio:.2f}x context-mode's (calls interleaved); "
+            f"R@5 difference {gain:+.3f}"
+        )
     return 0
 
 

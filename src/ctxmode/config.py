@@ -25,6 +25,8 @@ LOG_NAME = "hooks.log"
 #: Environment variables ctxmode honours.
 ENV_DB = "CTXMODE_DB"
 ENV_DISABLE = "CTXMODE_DISABLE"
+#: ``0`` (or false/no/off) stops the MCP server from analysing searched items ahead.
+ENV_SEARCH_WARMUP = "CTXMODE_SEARCH_WARMUP"
 #: Set by Claude Code for the hooks and MCP servers it spawns: the project the agent works in.
 ENV_CLAUDE_PROJECT_DIR = "CLAUDE_PROJECT_DIR"
 
@@ -122,6 +124,13 @@ def claude_project_dir() -> Path | None:
 def is_disabled() -> bool:
     """``CTXMODE_DISABLE=1`` (or true/yes) turns every hook into a no-op."""
     return os.environ.get(ENV_DISABLE, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def search_warmup_enabled() -> bool:
+    """Whether the MCP server analyses searched items ahead in idle moments (on unless
+    ``CTXMODE_SEARCH_WARMUP=0``): it costs CPU once per item and cache memory (bounded by the
+    search cache's caps), and makes later searches of them faster."""
+    return os.environ.get(ENV_SEARCH_WARMUP, "").strip().lower() not in {"0", "false", "no", "off"}
 
 
 def load_settings(root: str | os.PathLike[str]) -> Settings:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -29,6 +31,11 @@ from ctxmode.redact import redact, scrub_surrogates
 from ctxmode.store import Store, translate_sqlite_error
 
 T = TypeVar("T")
+
+#: Pause between two slices of search warm-up (``StoreRunner.warm_later``), and how long tool
+#: calls must have stopped before a slice runs, in seconds: warming uses idle moments only.
+WARM_PAUSE_S = 0.005
+WARM_IDLE_S = 0.05
 
 # -- data fencing ----------------------------------------------------------------------------
 
@@ -70,6 +77,15 @@ class StoreRunner:
         self.root = root
         self._lock = threading.Lock()
         self._store: Store | None = None
+        #: Search scopes (source labels, ``None`` for all) waiting to be warmed, and whether
+        #: the warming thread runs (``warm_later``); guarded by their own lock.
+        self._warm_lock = threading.Lock()
+        self._to_warm: list[str | None] = []
+        self._warming = False
+        #: Calls waiting for or holding the store, and when the last one ended: the warming
+        #: thread works only once calls have stopped for ``WARM_IDLE_S``.
+        self._calls = 0
+        self._last_call = 0.0
 
     def _open(self) -> Store:
         if self._store is None:
@@ -78,12 +94,19 @@ class StoreRunner:
 
     def run_sync(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run ``fn(store, *args, **kwargs)`` in the calling thread, holding the lock."""
-        with self._lock:
-            store = self._open()
-            try:
-                return fn(store, *args, **kwargs)
-            except sqlite3.Error as exc:
-                raise translate_sqlite_error(exc, self.db_path) from exc
+        with self._warm_lock:
+            self._calls += 1  # read by the warming thread: a call is waiting or running
+        try:
+            with self._lock:
+                store = self._open()
+                try:
+                    return fn(store, *args, **kwargs)
+                except sqlite3.Error as exc:
+                    raise translate_sqlite_error(exc, self.db_path) from exc
+        finally:
+            with self._warm_lock:
+                self._calls -= 1
+                self._last_call = time.monotonic()
 
     async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run ``fn(store, ...)`` in a worker thread; ``CtxmodeError`` propagates."""
@@ -106,6 +129,56 @@ class StoreRunner:
             return await anyio.to_thread.run_sync(lambda: fn(*args, **kwargs))
         except CtxmodeError as exc:
             raise ToolError(for_agent(str(exc))) from exc
+
+    def warm_later(self, source: str | None) -> None:
+        """Analyse ahead, in idle moments, the items a search of ``source`` (``None``: any)
+        would touch first (``search.warm``), so that the next searches find them ready.
+
+        One daemon thread does it, ``search.WARM_ITEMS`` items at a time under the store lock,
+        only once calls have stopped for ``WARM_IDLE_S``, so a tool call waits at most one
+        slice (a few milliseconds). It stops when the scope is done, the cache is full or the
+        store closes; a failure only ends the warming (searches work the same, only slower at
+        first). Never blocks: the caller is the event loop.
+        """
+        with self._warm_lock:
+            if source in self._to_warm:
+                return
+            self._to_warm.append(source)
+            if self._warming:
+                return
+            self._warming = True
+        threading.Thread(target=self._warm_all, name="ctxmode-warm", daemon=True).start()
+
+    def _warm_all(self) -> None:
+        from ctxmode.search import warm
+
+        source: str | None = None
+        try:
+            while True:
+                with self._warm_lock:
+                    if not self._to_warm:
+                        self._warming = False
+                        return
+                    source = self._to_warm[0]
+                below: int | None = None
+                while True:
+                    time.sleep(WARM_PAUSE_S)
+                    while self._calls or time.monotonic() - self._last_call < WARM_IDLE_S:
+                        time.sleep(WARM_IDLE_S)
+                    with self._lock:
+                        if self._store is None:
+                            below = None
+                            break
+                        below = warm(self._store, source, below=below)
+                    if below is None:
+                        break
+                with self._warm_lock:
+                    self._to_warm.remove(source)
+        except Exception as exc:  # noqa: BLE001 - warming is an optimisation: never fail a call
+            print(f"ctxmode: search warm-up stopped: {exc!r}", file=sys.stderr)
+            with self._warm_lock:
+                self._to_warm.clear()
+                self._warming = False
 
     def close(self) -> None:
         """Close the store (it reopens on the next call)."""

@@ -20,6 +20,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
+from ctxmode.config import search_warmup_enabled
 from ctxmode.errors import InvalidInput
 from ctxmode.indexing import refresh_due
 from ctxmode.search import MIN_BUDGET, Item, SearchResult, get_items, search
@@ -199,6 +200,10 @@ def register(server: MCPServer[Any], call: Any) -> None:
             until=until,
             budget_chars=budget_chars,
         )
+        # The items of what was searched are analysed ahead in idle moments (same results,
+        # faster next searches).
+        if search_warmup_enabled():
+            call.warm_later(source)
         return _result(*_render_search(results))
 
     @server.tool(

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 
     from ctxmode.store import Store
 
-__all__ = ["Hit", "Item", "SearchResult", "get_items", "search"]
+__all__ = ["Hit", "Item", "SearchResult", "get_items", "search", "warm"]
 
 RRF_K = 60
 #: BM25 column weights (title, body): a word in the title counts this many times more.
@@ -304,6 +304,59 @@ def get_items(store: Store, ids: Sequence[str], budget_chars: int = 20000) -> li
             )
         )
     return items
+
+
+#: Items one ``warm`` call analyses at most (a few milliseconds: one slice of a server's idle
+#: time), and ids it looks through for them.
+WARM_ITEMS = 32
+WARM_SCAN = 512
+
+
+def warm(
+    store: Store, source: str | None = None, *, below: int | None = None, limit: int = WARM_ITEMS
+) -> int | None:
+    """Analyse ahead, newest first, up to ``limit`` items (of ``source``, else any) with row ids
+    under ``below`` that the store's search cache does not hold yet: what a search would do on
+    first touching them (tokens, stems, redacted fields). Results do not change, searches that
+    touch them get faster.
+
+    Returns the ``below`` to pass next, or ``None`` when no item is left or the cache has no
+    room (warming never pushes out what searches cached). A server calls it repeatedly, in
+    idle moments after a search (``mcp_base.StoreRunner.warm_later``).
+    """
+    cache = sc.for_store(store)
+    conn = store.conn
+    where = "WHERE 1"
+    params: list[Any] = []
+    if below is not None:
+        where += " AND id < ?"
+        params.append(below)
+    if source is not None:
+        where += " AND source = ?"
+        params.append(source)
+    ids = [
+        int(r[0])
+        for r in conn.execute(
+            f"SELECT id FROM search_items {where} ORDER BY id DESC LIMIT {WARM_SCAN}", params
+        )
+    ]
+    if not ids:
+        return None
+    todo = [i for i in ids if (i, 1) not in cache.tokens_at or (i, 1) not in cache.redacted]
+    todo = todo[:limit]
+    rows = [tuple(r) for r in sr._fetch(conn, todo).values()] if todo else []
+    for row in rows:
+        title, body, context = str(row[3]), str(row[4]), str(row[9] or "")
+        if not cache.has_room(len(title) + len(body) + len(context) + len(str(row[5]))):
+            return None
+        sr.analyse(conn, cache, [row])
+        row_id = int(row[0])
+        for field, text in ((0, title), (1, body), (2, str(row[5]))):
+            _redacted(cache, row_id, field, text)
+    cache.settle(conn)  # stemming wrote temporary tables only
+    if len(todo) == limit and todo[-1] != ids[-1]:
+        return todo[-1]  # ids after it in this scan are still to be looked at
+    return ids[-1] if len(ids) == WARM_SCAN else None
 
 
 # -- filters ------------------------------------------------------------------------------------

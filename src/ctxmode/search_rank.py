@@ -197,6 +197,32 @@ def _fetch(conn: sqlite3.Connection, ids: list[int]) -> dict[int, tuple[Any, ...
     return {int(r[0]): tuple(r) for r in conn.execute(ROW_SQL + f" WHERE s.id IN ({marks})", ids)}
 
 
+def field_tokens(cache: StoreCache, row_id: int, field: int, text: str) -> FieldTokens:
+    """``text`` (field ``field`` of item ``row_id``: 0 title, 1 body, 2 context) lowercased and
+    cut into tokens (and its questions found, but for the context), kept in the store's cache
+    between queries while the item holds that text."""
+    key = (row_id, field)
+    got = cache.tokens_at.get(key)
+    if got is None or got.text != text:
+        lowered = text.lower()
+        tokens = tuple(sq.lowered_tokens(lowered))
+        asked = _questions(lowered) if field != 2 and "?" in text else ()
+        got = FieldTokens(text, lowered, tokens, asked)
+        cache.charge(len(text))  # may empty the cache: store after it
+        cache.tokens_at[key] = got
+    return got
+
+
+def analyse(conn: sqlite3.Connection, cache: StoreCache, rows: list[tuple[Any, ...]]) -> None:
+    """What the rerank works out on first touching the items of ``rows`` (``ROW_SQL`` rows),
+    done ahead: their fields cut into tokens, and those tokens stemmed."""
+    tokens: set[str] = set()
+    for row in rows:
+        for field, text in enumerate(_fields(row)):
+            tokens.update(field_tokens(cache, int(row[0]), field, text).tokens)
+    _learn_stems(conn, tokens)
+
+
 class _Scorer:
     """The per-query part of the rerank: term weights and stems, computed once.
 
@@ -301,18 +327,7 @@ class _Scorer:
         self._learn(set().union(*tokens) if tokens else set())
 
     def _field(self, row_id: int, field: int, text: str) -> FieldTokens:
-        """``text`` lowercased and cut into tokens (and its questions found, but for the
-        context), kept in the store's cache between queries while the item holds that text."""
-        key = (row_id, field)
-        got = self.cache.tokens_at.get(key)
-        if got is None or got.text != text:
-            lowered = text.lower()
-            tokens = tuple(sq.lowered_tokens(lowered))
-            asked = _questions(lowered) if field != 2 and "?" in text else ()
-            got = FieldTokens(text, lowered, tokens, asked)
-            self.cache.charge(len(text))  # may empty the cache: store after it
-            self.cache.tokens_at[key] = got
-        return got
+        return field_tokens(self.cache, row_id, field, text)
 
     def _learn(self, tokens: set[str]) -> None:
         """Add to ``hit_of`` the ``tokens`` not looked at yet that stem to a query term."""
