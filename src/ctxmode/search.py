@@ -24,6 +24,9 @@ Per-store data reused between queries lives in ``search_cache``: counts (items, 
 frequencies, vocabulary) are dropped as soon as the store changes; stemmed and redacted item
 texts are kept while their item holds the same text.
 
+``warm`` does ahead, for the items of a source, the per-item work a search does on first
+touching an item (an MCP server calls it in idle moments after a search); results never change.
+
 Results are compact hits (id, title, short highlighted snippet, score) within ``budget_chars``;
 ``get_items`` returns full text by id (progressive disclosure). Every string returned passes
 through ``redact`` again, whatever was stored. Ids are ``ctx:N`` (contexts), ``evt:N`` (events)

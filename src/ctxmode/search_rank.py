@@ -14,6 +14,7 @@ token it does not know) so that "painting" meets "paint"; CJK terms are compared
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -125,7 +126,8 @@ def porter_of(conn: sqlite3.Connection, words: Sequence[str]) -> list[str]:
 
 def _learn_stems(conn: sqlite3.Connection, words: set[str]) -> None:
     """Stem the ``words`` not stemmed yet, in one batch (``search_query.porter_stems``)."""
-    new = words - _PORTER.keys()
+    # A C-level filter over ``words``: ``words - _PORTER.keys()`` would copy every known word.
+    new = set(itertools.filterfalse(_PORTER.__contains__, words))
     if not new:
         return
     if len(_PORTER) + len(new) > MAX_STEMMED_WORDS:
@@ -344,16 +346,21 @@ class _Scorer:
         """Query terms present in a field and their token positions (Latin words only)."""
         positions: dict[int, list[int]] = {}
         hit_of = self.hit_of
-        if hit_of.keys().isdisjoint(field.tokens):  # a C loop: most fields hold no query word
-            return self._with_substrings(set(), field.lowered), positions
-        for pos, tok in enumerate(field.tokens):
-            term = hit_of.get(tok)
-            if term is not None:
-                at = positions.get(term)
-                if at is None:
-                    positions[term] = [pos]
-                else:
-                    at.append(pos)
+        tokens = field.tokens
+        # C loops: the query's tokens in the field (most fields hold none), then where each one
+        # is (``tuple.index``), instead of a Python loop over every token of the field. Terms
+        # enter ``positions`` in the order they first occur, whatever the hash seed.
+        for tok in sorted(hit_of.keys() & tokens, key=tokens.index):
+            at = positions.setdefault(hit_of[tok], [])
+            pos = tokens.index(tok)
+            while True:
+                at.append(pos)
+                try:
+                    pos = tokens.index(tok, pos + 1)
+                except ValueError:
+                    break
+        for at in positions.values():
+            at.sort()  # several tokens of one term ("paint", "painting") interleave
         return self._with_substrings(set(positions), field.lowered), positions
 
     def _present(self, field: FieldTokens) -> set[int]:
