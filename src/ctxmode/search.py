@@ -347,16 +347,20 @@ def warm(
         return None
     todo = [i for i in ids if (i, 1) not in cache.tokens_at or (i, 1) not in cache.redacted]
     todo = todo[:limit]
-    rows = [tuple(r) for r in sr._fetch(conn, todo).values()] if todo else []
+    rows = list(sr.fetch_rows(conn, todo).values()) if todo else []
+    fits, planned = [], 0
     for row in rows:
-        title, body, context = str(row[3]), str(row[4]), str(row[9] or "")
-        if not cache.has_room(len(title) + len(body) + len(context) + len(str(row[5]))):
-            return None
-        sr.analyse(conn, cache, [row])
-        row_id = int(row[0])
-        for field, text in ((0, title), (1, body), (2, str(row[5]))):
-            _redacted(cache, row_id, field, text)
+        planned += sum(len(str(row[i] or "")) for i in (3, 4, 9)) + len(str(row[5]))
+        if not cache.has_room(planned):
+            break
+        fits.append(row)
+    sr.analyse(conn, cache, fits)  # one batch of stems for the slice
+    for row in fits:
+        for field, text in ((0, row[3]), (1, row[4]), (2, row[5])):
+            _redacted(cache, int(row[0]), field, str(text))
     cache.settle(conn)  # stemming wrote temporary tables only
+    if len(fits) < len(rows):
+        return None  # the cache is nearly full
     if len(todo) == limit and todo[-1] != ids[-1]:
         return todo[-1]  # ids after it in this scan are still to be looked at
     return ids[-1] if len(ids) == WARM_SCAN else None

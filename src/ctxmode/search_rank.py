@@ -161,14 +161,14 @@ def rerank(
         return [], {}
     pool = sorted(fused, key=lambda i: (-fused[i], i))[:RERANK_POOL]
     scorer = _Scorer(conn, parsed, df, n_items, max(fused.values()), cache)
-    rows = _fetch(conn, pool)
+    rows = fetch_rows(conn, pool)
     scorer.prepare(rows)
     scored = {i: scorer.score(i, fused[i], rows[i]) for i in pool if i in rows}
     if neighbours is not None and scored:
         seeds = sorted(scored.values(), key=lambda c: (-c.lending, c.row_id))[:NEIGHBOUR_SEEDS]
         links = neighbours([c.row_id for c in seeds])
         fresh = sorted({n for ns in links.values() for n, _ in ns} - scored.keys())
-        rows.update(_fetch(conn, fresh))
+        rows.update(fetch_rows(conn, fresh))
         scorer.prepare({n: rows[n] for n in fresh if n in rows})
         for n in fresh:
             if n in rows:
@@ -192,7 +192,8 @@ def _fields(row: tuple[Any, ...]) -> tuple[str, str, str]:
     return str(row[3]), str(row[4]), str(row[9] or "")
 
 
-def _fetch(conn: sqlite3.Connection, ids: list[int]) -> dict[int, tuple[Any, ...]]:
+def fetch_rows(conn: sqlite3.Connection, ids: list[int]) -> dict[int, tuple[Any, ...]]:
+    """``ROW_SQL`` rows of the items ``ids`` (those that exist), by row id."""
     if not ids:
         return {}
     marks = ",".join("?" * len(ids))
