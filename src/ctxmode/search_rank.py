@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -208,7 +209,9 @@ def field_tokens(cache: StoreCache, row_id: int, field: int, text: str) -> Field
     got = cache.tokens_at.get(key)
     if got is None or got.text != text:
         lowered = text.lower()
-        tokens = tuple(sq.lowered_tokens(lowered))
+        # Interned: a cache full of fields holds each distinct word once, not once per use
+        # (LoCoMo's 5,882 turns warmed: +45 MB of process memory without, see search.warm).
+        tokens = tuple(map(sys.intern, sq.lowered_tokens(lowered)))
         asked = _questions(lowered) if field != 2 and "?" in text else ()
         got = FieldTokens(text, lowered, tokens, asked)
         cache.charge(len(text))  # may empty the cache: store after it
