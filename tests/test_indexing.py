@@ -165,11 +165,26 @@ def test_large_and_binary_files(store: Store, project: Path) -> None:
     (project / "huge.txt").write_text("x" * (MAX_FILE_BYTES + 1))
     with pytest.raises(InvalidInput, match="larger than"):
         index_path(store, "huge.txt")
-    (project / "latin.txt").write_bytes("caf\xe9".encode("latin-1"))
-    with pytest.raises(InvalidInput, match="UTF-8"):
-        index_path(store, "latin.txt")
+    (project / "noise.bin").write_bytes(bytes(range(1, 256)) * 8)  # not UTF-8, no NUL
+    with pytest.raises(InvalidInput, match="binary"):
+        index_path(store, "noise.bin")
     with pytest.raises(InvalidInput, match="neither"):
         index_path(store, "missing.md")
+
+
+def test_legacy_and_utf16_text_files_are_indexed(store: Store, project: Path) -> None:
+    """Old docs in Windows-1252 or Latin-1, and UTF-16 files with a BOM (what Windows tools
+    write), are text: they are indexed, not skipped as binary."""
+    (project / "latin.txt").write_bytes("Le caf\xe9 ouvre \xe0 huit heures.".encode("latin-1"))
+    (project / "quotes.txt").write_bytes(
+        "The \u201cflux capacitor\u201d \u2013 ok".encode("cp1252")
+    )
+    (project / "wide.txt").write_text("Rotate the gizmo keys weekly.", encoding="utf-16")
+    for name in ("latin.txt", "quotes.txt", "wide.txt"):
+        assert index_path(store, name).chunks == 1
+    assert [h.source for h in store.search("café huit").hits] == ["latin.txt"]
+    assert "\u201cflux capacitor\u201d" in source_chunks(store, "quotes.txt")[0][1]
+    assert [h.source for h in store.search("gizmo weekly").hits] == ["wide.txt"]
 
 
 def test_index_content_and_remove(store: Store) -> None:

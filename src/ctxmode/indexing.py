@@ -7,9 +7,10 @@ one fetched URL or one sandbox output, named by a unique label. Invariants:
 - paths resolve inside the project (``knowledge.normalize_path``; symlinks pointing out are
   refused unless the project lists the location under ``allow_outside_paths``);
 - folder walks honour ``.gitignore`` files (each one for its own subtree; a negation cannot
-  re-include what a parent folder's file ignored), skip VCS/tool folders, binaries, files that
-  are not UTF-8 and files over ``MAX_FILE_BYTES``. A file named explicitly is indexed even when
-  ignored: the caller asked for it;
+  re-include what a parent folder's file ignored), skip VCS/tool folders, binaries and files
+  over ``MAX_FILE_BYTES``; text is read as UTF-8, UTF-16 with a BOM, or else a legacy
+  single-byte encoding (``decode_text``). A file named explicitly is indexed even when ignored:
+  the caller asked for it;
 - file-backed sources remember each file's hash, mtime and size (``source_files``), so
   ``refresh_sources`` re-chunks only what changed and drops what disappeared.
 """
@@ -161,12 +162,42 @@ def _read_text(path: Path) -> tuple[str | None, str | None, bytes]:
         raw = path.read_bytes()
     except OSError as exc:
         return None, f"unreadable ({exc.strerror})", b""
-    if b"\0" in raw[:8192]:
+    text = decode_text(raw)
+    if text is None:
         return None, "binary", raw
+    return text, None, raw
+
+
+#: Share of control characters (other than tab, newlines and form feed) above which bytes that
+#: are not UTF-8 are taken for binary rather than for text in a legacy encoding.
+MAX_CONTROL_SHARE = 0.01
+
+
+def decode_text(raw: bytes) -> str | None:
+    """The text of a file's bytes, or ``None`` for binary data.
+
+    UTF-8 (with or without a BOM) and UTF-16 with a BOM are decoded as such. Other bytes with no
+    NUL in their first 8 KB are text in a legacy single-byte encoding (Windows-1252, else
+    Latin-1: old docs and logs), unless control characters make up more than
+    ``MAX_CONTROL_SHARE`` of them.
+    """
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return raw.decode("utf-16")
+        except UnicodeDecodeError:
+            return None
+    if b"\0" in raw[:8192]:
+        return None
     try:
-        return raw.decode("utf-8-sig"), None, raw
+        return raw.decode("utf-8-sig")
     except UnicodeDecodeError:
-        return None, "binary or not UTF-8", raw
+        pass
+    try:
+        text = raw.decode("cp1252")
+    except UnicodeDecodeError:  # bytes cp1252 leaves undefined
+        text = raw.decode("latin-1")
+    controls = sum(1 for c in text if c < " " and c not in "\t\n\r\f")
+    return text if controls <= MAX_CONTROL_SHARE * len(text) else None
 
 
 def _pieces_for_file(rel: str, text: str, base_title: str) -> list[Piece]:
