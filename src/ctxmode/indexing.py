@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import time
 import weakref
 from collections.abc import Callable, Iterable, Sequence
@@ -196,8 +197,12 @@ def decode_text(raw: bytes) -> str | None:
         text = raw.decode("cp1252")
     except UnicodeDecodeError:  # bytes cp1252 leaves undefined
         text = raw.decode("latin-1")
-    controls = sum(1 for c in text if c < " " and c not in "\t\n\r\f")
+    controls = len(_CONTROLS.findall(text))
     return text if controls <= MAX_CONTROL_SHARE * len(text) else None
+
+
+#: Control characters but tab, newlines and form feed (what ``decode_text`` counts).
+_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0e-\x1f]")
 
 
 def _pieces_for_file(rel: str, text: str, base_title: str) -> list[Piece]:
@@ -528,12 +533,7 @@ def _refresh_one(
     store: Store, source_id: int, label: str, location: str, now: int
 ) -> tuple[IndexedSource, list[Skipped]]:
     target = absolute_path(store, location)
-    try:
-        normalize_path(store, str(target))
-        exists = target.exists()
-    except PathOutsideProject:
-        exists = False
-    if not exists:
+    if not _location_exists(store, location):
         # Kept, emptied: a folder gone with a branch switch is indexed again when it is back
         # (its files all look new then); `ctxmode sources --rm` deletes a source for good.
         if store.conn.execute(
@@ -730,13 +730,19 @@ def get_source(store: Store, label: str) -> SourceInfo:
 
 def _source_info(store: Store, row: Sequence[Any]) -> SourceInfo:
     info = SourceInfo(*row)
-    if info.kind != "file" or info.location is None:
+    if info.kind != "file" or info.location is None or _location_exists(store, info.location):
         return info
+    return replace(info, missing=True)
+
+
+def _location_exists(store: Store, location: str) -> bool:
+    """Whether a file-backed source's file or folder is on disk, inside the project."""
+    target = absolute_path(store, location)
     try:
-        gone = not absolute_path(store, info.location).exists()
+        normalize_path(store, str(target))
+        return target.exists()
     except (OSError, PathOutsideProject):
-        gone = True
-    return replace(info, missing=gone) if gone else info
+        return False
 
 
 def source_chunks(store: Store, label: str) -> list[tuple[str, str]]:

@@ -348,14 +348,15 @@ def warm(
     todo = [i for i in ids if (i, 1) not in cache.tokens_at or (i, 1) not in cache.redacted]
     todo = todo[:limit]
     rows = list(sr.fetch_rows(conn, todo).values()) if todo else []
-    fits, planned = [], 0
+    fits: list[tuple[Any, ...]] = []
+    planned = 0
     for row in rows:
-        planned += sum(len(str(row[i] or "")) for i in (3, 4, 9)) + len(str(row[5]))
-        if not cache.has_room(planned):
+        planned += sum(map(len, sr.field_texts(row))) + len(str(row[5]))
+        if not cache.has_room(planned, entries=6 * (len(fits) + 1)):
             break
         fits.append(row)
     sr.analyse(conn, cache, fits)  # one batch of stems for the slice
-    for row in fits:
+    for row in fits:  # what a hit shows: title, body, source (``_render_hits``)
         for field, text in ((0, row[3]), (1, row[4]), (2, row[5])):
             _redacted(cache, int(row[0]), field, str(text))
     cache.settle(conn)  # stemming wrote temporary tables only

@@ -124,12 +124,12 @@ class StoreCache:
                 + chars
             )
 
-    def has_room(self, chars: int) -> bool:
-        """Whether ``chars`` more cached text stays well under the caps (work done ahead,
-        ``search.warm``, never pushes out what searches put in)."""
+    def has_room(self, chars: int, entries: int) -> bool:
+        """Whether ``chars`` more cached characters in ``entries`` more entries stay well under
+        the caps (work done ahead, ``search.warm``, never pushes out what searches put in)."""
         return (
             self._text_chars + chars < MAX_TEXT_CHARS * 0.9
-            and len(self.redacted) + len(self.tokens_at) + 6 < MAX_TEXT_ENTRIES * 0.9
+            and len(self.redacted) + len(self.tokens_at) + entries < MAX_TEXT_ENTRIES * 0.9
         )
 
     def settle(self, conn: sqlite3.Connection) -> None:

@@ -258,7 +258,8 @@ def porter_stems(conn: sqlite3.Connection, words: Sequence[str]) -> dict[str, st
 
     Words of ASCII letters and digits are one token each for the tokenizer, so they are stemmed
     together, as one row whose token offsets follow the words (one row insert instead of one
-    per word: ~8x faster on 6,000 words, timed by hand). Any other word gets a row of its own,
+    per word: LoCoMo's 5,973 words took 21 ms instead of 249 ms on a store's connection, timed
+    by an ad hoc script). Any other word gets a row of its own,
     so that a word the tokenizer cuts differently from ``TOKEN`` cannot shift the others; so do
     all words if the one row does not give one token per word.
     """

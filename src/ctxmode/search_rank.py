@@ -188,7 +188,7 @@ def rerank(
     return out, rows
 
 
-def _fields(row: tuple[Any, ...]) -> tuple[str, str, str]:
+def field_texts(row: tuple[Any, ...]) -> tuple[str, str, str]:
     """Title, body and neighbour context of a ``ROW_SQL`` row."""
     return str(row[3]), str(row[4]), str(row[9] or "")
 
@@ -219,13 +219,26 @@ def field_tokens(cache: StoreCache, row_id: int, field: int, text: str) -> Field
     return got
 
 
+def row_fields(
+    cache: StoreCache, row: tuple[Any, ...]
+) -> tuple[FieldTokens, FieldTokens, FieldTokens]:
+    """The title, body and context of a ``ROW_SQL`` row, cut into tokens (``field_tokens``)."""
+    row_id = int(row[0])
+    title, body, context = field_texts(row)
+    return (
+        field_tokens(cache, row_id, 0, title),
+        field_tokens(cache, row_id, 1, body),
+        field_tokens(cache, row_id, 2, context),
+    )
+
+
 def analyse(conn: sqlite3.Connection, cache: StoreCache, rows: list[tuple[Any, ...]]) -> None:
     """What the rerank works out on first touching the items of ``rows`` (``ROW_SQL`` rows),
     done ahead: their fields cut into tokens, and those tokens stemmed."""
     tokens: set[str] = set()
     for row in rows:
-        for field, text in enumerate(_fields(row)):
-            tokens.update(field_tokens(cache, int(row[0]), field, text).tokens)
+        for got in row_fields(cache, row):
+            tokens.update(got.tokens)
     _learn_stems(conn, tokens)
 
 
@@ -322,18 +335,9 @@ class _Scorer:
         tokens: list[tuple[str, ...]] = []
         for row_id, row in rows.items():
             if row_id not in self.prepared:
-                title, body, context = _fields(row)
-                fields = (
-                    self._field(row_id, 0, title),
-                    self._field(row_id, 1, body),
-                    self._field(row_id, 2, context),
-                )
-                self.prepared[row_id] = fields
+                fields = self.prepared[row_id] = row_fields(self.cache, row)
                 tokens.extend(f.tokens for f in fields)
         self._learn(set().union(*tokens) if tokens else set())
-
-    def _field(self, row_id: int, field: int, text: str) -> FieldTokens:
-        return field_tokens(self.cache, row_id, field, text)
 
     def _learn(self, tokens: set[str]) -> None:
         """Add to ``hit_of`` the ``tokens`` not looked at yet that stem to a query term."""
