@@ -14,7 +14,8 @@ from tests.conftest import run_cli
 
 from ctxmode import InvalidInput, NotFound, Store
 from ctxmode import search_query as sq
-from ctxmode.search import RRF_K, get_items, search
+from ctxmode.search import get_items, search
+from ctxmode.search_lists import RRF_K
 from ctxmode.search_rank import MAX_HIGHLIGHTS, SNIPPET_CHARS
 
 

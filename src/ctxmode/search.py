@@ -3,7 +3,8 @@
 Pipeline (``search``):
 1. ``search_query.parse`` cuts the text into quoted terms (no user text reaches FTS5 syntax);
    a word with irregular forms ("go": "went", "gone"; ``search_forms``) searches for all of them;
-2. up to three ranked lists from ``search_items``: BM25 on ``search_fts`` (porter, titles
+2. up to three ranked lists from ``search_items`` (``search_lists``): BM25 on ``search_fts``
+   (porter, summed from cached per-word scores when it can, titles
    weighted ``TITLE_WEIGHT`` times the body, and the neighbour ``context`` of a document chunk,
    the ends of the two chunks before it, ``CONTEXT_WEIGHT`` times), BM25 on ``search_trigram``
    (substrings, CJK runs of 3+ characters; Latin words found as whole words in
@@ -46,6 +47,8 @@ from ctxmode import search_rank as sr
 from ctxmode.errors import InvalidInput, NotFound
 from ctxmode.redact import redact
 from ctxmode.search_forms import forms_of
+from ctxmode.search_lists import fuse as _fuse  # a module global: bench/locomo_dense wraps it
+from ctxmode.search_lists import source_span, trigram_skip
 
 if TYPE_CHECKING:
     import sqlite3
@@ -54,21 +57,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Hit", "Item", "SearchResult", "get_items", "search", "warm"]
 
-RRF_K = 60
-#: BM25 column weights (title, body): a word in the title counts this many times more.
-TITLE_WEIGHT = 5.0
-BODY_WEIGHT = 1.0
-#: BM25 weight of the neighbour context column of ``search_fts`` (see ``schema.m005``): words
-#: of the item just before count, but far less than the item's own.
-CONTEXT_WEIGHT = 0.3
-#: Fusion weights of the ranked lists; porter words are the most precise signal.
-ARM_WEIGHTS = {"porter": 1.0, "trigram": 0.6, "substring": 1.0}
-#: A Latin word found as a whole word in this many items is left out of the trigram list: the
-#: porter list already ranks that many items for it, and ranking its trigram phrase over every
-#: item holding it was the costliest query of a search (LoCoMo and DevBench recall unchanged).
-TRIGRAM_SKIP_MIN_DF = 50
-#: Candidates fetched from each ranked list.
-ARM_DEPTH = 200
 #: The best hit must cover this share of the query's IDF weight for a confident match.
 CONFIDENT_COVERAGE = 0.4
 MAX_LIMIT = 100
@@ -189,8 +177,11 @@ def search(
     cache = sc.for_store(store)
     n_items = cache.item_count(conn)
     df = _document_frequencies(cache, conn, parsed, n_items)
-    span = _source_span(conn, source)
-    fused = _fuse(conn, parsed, where, params, span, _trigram_skip(parsed, df))
+    span, alone = source_span(cache, conn, source)
+    # Per-word scores stand for the porter list when the row-id span is the only filter.
+    only_span = alone and where == (" AND (s.source = ?)" if source is not None else "")
+    lists_cache = cache if only_span else None
+    fused = _fuse(conn, parsed, where, params, span, trigram_skip(parsed, df), lists_cache)
 
     def near(ids: list[int]) -> dict[int, list[tuple[int, int]]]:
         return _adjacent_chunks(conn, ids, where, params)
@@ -206,7 +197,9 @@ def search(
         better = _correct(cache, conn, parsed, df, span, max_edits=2 if not confident else 1)
         if better is not None:
             df2 = _document_frequencies(cache, conn, better, n_items)
-            fused2 = _fuse(conn, better, where, params, span, _trigram_skip(better, df2))
+            fused2 = _fuse(
+                conn, better, where, params, span, trigram_skip(better, df2), lists_cache
+            )
             ranked2, rows2 = sr.rerank(conn, better, fused2, df2, n_items, near, cache)
             if ranked2 and (not ranked or ranked2[0].coverage > ranked[0].coverage):
                 parsed, fused, ranked, rows = better, fused2, ranked2, rows2
@@ -423,113 +416,7 @@ def _filter_sql(
     return "".join(f" AND ({p})" for p in parts), params
 
 
-# -- ranked lists and fusion --------------------------------------------------------------------
-
-
-def _source_span(conn: sqlite3.Connection, source: str | None) -> tuple[int, int] | None:
-    """The lowest and highest row id of a source's items (``None`` without a source filter);
-    ``NotFound`` when no item has that source.
-
-    A source's items are mostly written together (a document's chunks), so their row ids form
-    a narrow band; passed to FTS5 as a rowid range it skips the other sources' postings instead
-    of scoring every match and dropping it in the join (the porter list of a LoCoMo query went
-    from 2.35 to 1.5 ms, timed by an ad hoc script). It only narrows: the exact
-    ``s.source = ?`` filter still applies.
-    """
-    if source is None:
-        return None
-    lo, hi = conn.execute(
-        "SELECT min(id), max(id) FROM search_items WHERE source = ?", (source,)
-    ).fetchone()
-    if lo is None:
-        raise NotFound(
-            f"no searchable item has source {sr.clip(source, 80)!r} (labels match exactly); "
-            "list indexed sources with `ctxmode sources`; contexts are 'knowledge', session "
-            "events 'events'"
-        )
-    return int(lo), int(hi)
-
-
-def _fts_arm(
-    conn: sqlite3.Connection,
-    table: str,
-    expression: str,
-    where: str,
-    params: list[Any],
-    span: tuple[int, int] | None,
-) -> list[int]:
-    weights = f"{TITLE_WEIGHT}, {BODY_WEIGHT}"
-    if table == "search_fts":
-        weights += f", {CONTEXT_WEIGHT}"
-    band = f" AND {table}.rowid BETWEEN {span[0]} AND {span[1]}" if span else ""
-    sql = (
-        f"SELECT s.id FROM {table} JOIN search_items s ON s.id = {table}.rowid "
-        f"WHERE {table} MATCH ?{band}{where} "
-        f"ORDER BY bm25({table}, {weights}) LIMIT {ARM_DEPTH}"
-    )
-    return [int(r[0]) for r in conn.execute(sql, [expression, *params])]
-
-
-def _substring_arm(
-    conn: sqlite3.Connection, terms: tuple[str, ...], where: str, params: list[Any]
-) -> list[int]:
-    """Items containing short CJK terms, most terms (title counting double) first."""
-    score = " + ".join("(instr(s.title, ?) > 0) * 2 + (instr(s.body, ?) > 0)" for _ in terms)
-    any_match = " OR ".join("instr(s.title, ?) > 0 OR instr(s.body, ?) > 0" for _ in terms)
-    term_params = [t for t in terms for _ in (0, 1)]
-    sql = (
-        f"SELECT s.id, {score} AS sc FROM search_items s WHERE ({any_match}){where} "
-        f"ORDER BY sc DESC, s.created_at DESC LIMIT {ARM_DEPTH}"
-    )
-    return [int(r[0]) for r in conn.execute(sql, [*term_params, *term_params, *params])]
-
-
-def _trigram_skip(parsed: sq.ParsedQuery, df: dict[sq.Term, int]) -> frozenset[str]:
-    """Common Latin words: found as whole words in ``TRIGRAM_SKIP_MIN_DF`` items or more.
-
-    Phrase-matching the trigrams of a common word is the most expensive query of a search, and
-    for such a word the trigram list mostly repeats the porter list; rarer words keep their
-    substring matches ("tokenizer" inside "pretokenizers").
-    """
-    return frozenset(
-        t.text for t in parsed.terms if not t.cjk and df.get(t, 0) >= TRIGRAM_SKIP_MIN_DF
-    )
-
-
-def _fuse(
-    conn: sqlite3.Connection,
-    parsed: sq.ParsedQuery,
-    where: str,
-    params: list[Any],
-    span: tuple[int, int] | None = None,
-    skip: frozenset[str] = frozenset(),
-) -> dict[int, float]:
-    """Reciprocal rank fusion: each list adds ``weight / (RRF_K + rank)`` to an item.
-
-    Latin words in ``skip`` stay out of the trigram list (see ``_trigram_skip``), which only
-    runs when the porter list leaves room in the rerank pool; ``span`` (``_source_span``)
-    bounds the row ids the full-text lists look at.
-    """
-    arms: list[tuple[str, list[int]]] = []
-    porter = sq.porter_expression(parsed)
-    if porter:
-        arms.append(("porter", _fts_arm(conn, "search_fts", porter, where, params, span)))
-    trigram = sq.trigram_expression(parsed, skip)
-    if trigram and not (arms and len(arms[0][1]) >= sr.RERANK_POOL):
-        # With a full pool of porter matches, an item found only by the trigram list cannot
-        # enter the rerank (its best fused score, 0.6 / 61, is below the 30th porter rank's
-        # 1 / 90): the list would only reorder porter matches, at the cost of the search's
-        # most expensive query. LoCoMo R@5 0.691 -> 0.692, DevBench unchanged.
-        arms.append(("trigram", _fts_arm(conn, "search_trigram", trigram, where, params, span)))
-    short = sq.short_cjk_terms(parsed)
-    if short:
-        arms.append(("substring", _substring_arm(conn, short, where, params)))
-    fused: dict[int, float] = {}
-    for arm, ids in arms:
-        weight = ARM_WEIGHTS[arm]
-        for rank, row_id in enumerate(ids, start=1):
-            fused[row_id] = fused.get(row_id, 0.0) + weight / (RRF_K + rank)
-    return fused
+# -- neighbours and counts ----------------------------------------------------------------------
 
 
 def _adjacent_chunks(

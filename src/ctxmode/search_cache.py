@@ -21,16 +21,17 @@ from __future__ import annotations
 
 import time
 import weakref
+from array import array
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:
     import sqlite3
 
     from ctxmode.store import Store
 
-__all__ = ["FieldTokens", "StoreCache", "for_store"]
+__all__ = ["FieldTokens", "StoreCache", "WordScores", "for_store"]
 
 #: Cached document frequencies kept at most (a dict of short strings: a few MB at worst).
 MAX_DF_ENTRIES = 50_000
@@ -41,16 +42,24 @@ MAX_DF_ENTRIES = 50_000
 #: the cached texts.
 MAX_TEXT_ENTRIES = 120_000
 MAX_TEXT_CHARS = 4_000_000
+#: Rows of per-word BM25 scores kept at most (``search_lists.word_scores``; 16 bytes a row in
+#: arrays, so ~16 MB). Reaching it drops the older half of the lists.
+MAX_SCORED_ROWS = 1_000_000
+
+#: Row ids and, aligned, their BM25 scores for one word (``search_lists.word_scores``).
+WordScores: TypeAlias = "tuple[array[int], array[float]]"
 
 
 class FieldTokens:
     """What the rerank keeps of one field of an item (built by ``search_rank``).
 
     ``asked``: token ranges ``[lo, hi)`` of the field's questions (sentences ending in "?");
-    ``says_when``: whether it names a time, worked out on first use (``None`` until then).
+    ``says_when``: whether it names a time, worked out on first use (``None`` until then);
+    ``stemmed``: the generation of ``search_rank``'s stem table that holds every token's stem
+    (-1: not stemmed yet).
     """
 
-    __slots__ = ("asked", "lowered", "says_when", "text", "tokens")
+    __slots__ = ("asked", "lowered", "says_when", "stemmed", "text", "tokens")
 
     def __init__(
         self, text: str, lowered: str, tokens: tuple[str, ...], asked: tuple[tuple[int, int], ...]
@@ -60,6 +69,7 @@ class FieldTokens:
         self.tokens = tokens
         self.asked = asked
         self.says_when: bool | None = None
+        self.stemmed = -1
 
 
 #: Oldest a stale vocabulary (see ``StoreCache.vocabulary``) is used, in seconds.
@@ -89,6 +99,11 @@ class StoreCache:
     #: (row id, field) -> the field's text and tokens: rerank input.
     tokens_at: dict[tuple[int, int], FieldTokens] = field(default_factory=dict)
     _text_chars: int = 0
+    #: Source label -> (lowest row id, highest row id, no other source in between).
+    spans: dict[str, tuple[int, int, bool]] = field(default_factory=dict)
+    #: (word, row-id span or None) -> the word's BM25 score in each row holding it.
+    word_scores: dict[tuple[str, tuple[int, int] | None], WordScores] = field(default_factory=dict)
+    _scored_rows: int = 0
 
     def refresh(self, conn: sqlite3.Connection) -> StoreCache:
         """Drop everything if the store changed since the last ``settle``; return self."""
@@ -97,6 +112,9 @@ class StoreCache:
             self.version = now
             self.n_items = None
             self.df.clear()
+            self.spans.clear()
+            self.word_scores.clear()
+            self._scored_rows = 0
             self.vocab_stale = True
         return self
 
@@ -131,6 +149,18 @@ class StoreCache:
             self._text_chars + chars < MAX_TEXT_CHARS * 0.9
             and len(self.redacted) + len(self.tokens_at) + entries < MAX_TEXT_ENTRIES * 0.9
         )
+
+    def keep_word_scores(self, key: tuple[str, tuple[int, int] | None], scores: WordScores) -> None:
+        """Cache one word's scores; past ``MAX_SCORED_ROWS`` the older half of the lists goes
+        (a list larger than the cap on its own is not kept)."""
+        rows = len(scores[0])
+        if rows > MAX_SCORED_ROWS:
+            return
+        while self.word_scores and self._scored_rows + rows > MAX_SCORED_ROWS:
+            for old in list(islice(self.word_scores, (len(self.word_scores) + 1) // 2)):
+                self._scored_rows -= len(self.word_scores.pop(old)[0])
+        self.word_scores[key] = scores
+        self._scored_rows += rows
 
     def settle(self, conn: sqlite3.Connection) -> None:
         """Record the version after a search's own temporary writes (which change no item)."""

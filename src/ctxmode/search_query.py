@@ -164,10 +164,15 @@ def trigrams(run: str) -> list[str]:
     return [run[i : i + 3] for i in range(len(run) - 2)]
 
 
+def porter_words(query: ParsedQuery) -> list[str]:
+    """The Latin words (and their ``forms``) for the ``porter unicode61`` index, once each."""
+    return list(dict.fromkeys(w for t in query.terms if not t.cjk for w in t.spellings))
+
+
 def porter_expression(query: ParsedQuery) -> str | None:
-    """OR of the quoted Latin words (and their ``forms``) for the ``porter unicode61`` index."""
-    words = [w for t in query.terms if not t.cjk for w in t.spellings]
-    return " OR ".join(quote(w) for w in dict.fromkeys(words)) if words else None
+    """OR of the quoted ``porter_words`` (FTS5 phrases, in that order)."""
+    words = porter_words(query)
+    return " OR ".join(quote(w) for w in words) if words else None
 
 
 def trigram_expression(query: ParsedQuery, skip: frozenset[str] = frozenset()) -> str | None:

@@ -18,7 +18,7 @@ import itertools
 import math
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -113,9 +113,11 @@ ROW_SQL = (
 
 
 #: Word -> porter stem, as the index computes it, and stem -> the words seen with it; shared by
-#: every store (the stemmer is fixed) and emptied when they grow past ``MAX_STEMMED_WORDS``.
+#: every store (the stemmer is fixed) and emptied when they grow past ``MAX_STEMMED_WORDS``,
+#: which starts a new generation (``FieldTokens.stemmed`` names the one it was stemmed in).
 _PORTER: dict[str, str] = {}
 _SURFACES: dict[str, set[str]] = {}
+_GENERATION = [0]
 MAX_STEMMED_WORDS = 200_000
 
 
@@ -134,6 +136,7 @@ def _learn_stems(conn: sqlite3.Connection, words: set[str]) -> None:
     if len(_PORTER) + len(new) > MAX_STEMMED_WORDS:
         _PORTER.clear()
         _SURFACES.clear()
+        _GENERATION[0] += 1
         new = set(words)
     ordered = sorted(new)
     got = sq.porter_stems(conn, ordered)
@@ -232,14 +235,19 @@ def row_fields(
     )
 
 
-def analyse(conn: sqlite3.Connection, cache: StoreCache, rows: list[tuple[Any, ...]]) -> None:
+def analyse(
+    conn: sqlite3.Connection, cache: StoreCache, rows: Iterable[tuple[Any, ...]]
+) -> list[tuple[FieldTokens, FieldTokens, FieldTokens]]:
     """What the rerank works out on first touching the items of ``rows`` (``ROW_SQL`` rows),
-    done ahead: their fields cut into tokens, and those tokens stemmed."""
-    tokens: set[str] = set()
-    for row in rows:
-        for got in row_fields(cache, row):
-            tokens.update(got.tokens)
-    _learn_stems(conn, tokens)
+    done ahead: their fields cut into tokens, and the tokens of fields not stemmed yet stemmed
+    in one batch. Returns each row's fields."""
+    out = [row_fields(cache, row) for row in rows]
+    new = [f for fields in out for f in fields if f.stemmed != _GENERATION[0]]
+    if new:
+        _learn_stems(conn, set().union(*(f.tokens for f in new)))
+        for f in new:
+            f.stemmed = _GENERATION[0]
+    return out
 
 
 class _Scorer:
@@ -271,9 +279,8 @@ class _Scorer:
         self.by_stem = {
             _PORTER.get(w, w): i for i, t in enumerate(terms) if not t.cjk for w in t.spellings
         }
-        #: Token -> the term it stands for; ``seen`` holds every token already looked at.
+        #: Token -> the term it stands for: every word known to stem like a query word.
         self.hit_of: dict[str, int] = {}
-        self.seen: set[str] = set()
         #: Rows whose tokens went through ``_learn`` (``prepare``): their title, body and
         #: context fields.
         self.prepared: dict[int, tuple[FieldTokens, FieldTokens, FieldTokens]] = {}
@@ -330,25 +337,20 @@ class _Scorer:
         return cand
 
     def prepare(self, rows: dict[int, tuple[Any, ...]]) -> None:
-        """Tokenise the rows' fields (title, body, context) and stem, in one batch, the new
-        tokens that could stand for a query term."""
-        tokens: list[tuple[str, ...]] = []
-        for row_id, row in rows.items():
-            if row_id not in self.prepared:
-                fields = self.prepared[row_id] = row_fields(self.cache, row)
-                tokens.extend(f.tokens for f in fields)
-        self._learn(set().union(*tokens) if tokens else set())
-
-    def _learn(self, tokens: set[str]) -> None:
-        """Add to ``hit_of`` the ``tokens`` not looked at yet that stem to a query term."""
-        new = tokens - self.seen
-        if not new:
+        """Tokenise the rows' fields (title, body, context), stem the tokens never stemmed, and
+        map to the query's terms every word known to stem like one of them (a field's tokens
+        are all stemmed by now, so that covers every token that can match)."""
+        todo = [(row_id, row) for row_id, row in rows.items() if row_id not in self.prepared]
+        if not todo:
             return
-        self.seen |= new
-        _learn_stems(self.conn, new)  # only the words never seen by this process
+        for (row_id, _row), fields in zip(
+            todo, analyse(self.conn, self.cache, (row for _, row in todo)), strict=True
+        ):
+            self.prepared[row_id] = fields
+        hit_of = self.hit_of
         for stem, term in self.by_stem.items():
-            for tok in new & _SURFACES.get(stem, set()):
-                self.hit_of[tok] = term
+            for tok in _SURFACES.get(stem, ()):
+                hit_of[tok] = term
 
     def _matched(self, field: FieldTokens) -> tuple[set[int], dict[int, list[int]]]:
         """Query terms present in a field and their token positions (Latin words only)."""
@@ -374,7 +376,7 @@ class _Scorer:
     def _present(self, field: FieldTokens) -> set[int]:
         """Query terms present in a field, without positions."""
         hit_of = self.hit_of
-        found = {hit_of[tok] for tok in hit_of.keys() & set(field.tokens)}
+        found = {hit_of[tok] for tok in hit_of.keys() & field.tokens}
         return self._with_substrings(found, field.lowered)
 
     def _with_substrings(self, found: set[int], lowered: str) -> set[int]:
