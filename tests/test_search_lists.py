@@ -114,3 +114,23 @@ def test_scores_past_the_cap_drop_the_oldest_lists(
     assert 0 < kept <= cap
     assert (WORDS[0], None) not in cache.word_scores  # among the oldest, dropped
     assert (WORDS[11], None) in cache.word_scores
+
+
+def test_cached_rows_and_neighbours_follow_another_connections_writes(store: Store) -> None:
+    """Rows, neighbour lists and word scores are kept between searches only while the store is
+    unchanged: an edit committed by another process shows in the next search."""
+    doc = "## One\n\nthe heron waits\n\n## Two\n\nthe pond is still\n\n## Three\n\nfrogs sing"
+    index_content(store, doc, "pond", fmt="markdown")
+    first = store.search("heron", source="pond")
+    assert first.hits[0].title == "One" and "heron" in first.hits[0].snippet
+    cache = search_cache.for_store(store)
+    assert cache.rows and cache.word_scores
+    with Store.open(store.path, root=store.root) as writer:
+        doc2 = "## One\n\nthe heron flies off\n\n## Four\n\nreeds bend"
+        index_content(writer, doc2, "pond", fmt="markdown")
+    again = store.search("heron", source="pond")
+    assert "flies" in again.hits[0].snippet
+    assert {h.title for h in store.search("reeds heron frogs", source="pond").hits} == {
+        "One",
+        "Four",
+    }

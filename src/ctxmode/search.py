@@ -184,7 +184,7 @@ def search(
     fused = _fuse(conn, parsed, where, params, span, trigram_skip(parsed, df), lists_cache)
 
     def near(ids: list[int]) -> dict[int, list[tuple[int, int]]]:
-        return _adjacent_chunks(conn, ids, where, params)
+        return _adjacent_chunks(conn, ids, where, params, cache.neighbours_for(where, params))
 
     ranked, rows = sr.rerank(conn, parsed, fused, df, n_items, near, cache)
     corrected: str | None = None
@@ -420,13 +420,24 @@ def _filter_sql(
 
 
 def _adjacent_chunks(
-    conn: sqlite3.Connection, ids: list[int], where: str, params: list[Any]
+    conn: sqlite3.Connection,
+    ids: list[int],
+    where: str,
+    params: list[Any],
+    known: dict[int, list[tuple[int, int]]],
 ) -> dict[int, list[tuple[int, int]]]:
     """``(row id, offset)`` of the chunks up to ``search_rank.NEIGHBOUR_SPAN`` places before
     (negative offset) and after each chunk in ``ids`` (same source and file) that pass the
-    filters."""
-    if not ids:
-        return {}
+    filters; ``known`` holds (and gets) the lists already read under these filters."""
+    missing = [i for i in ids if i not in known]
+    if missing:
+        known.update(_read_adjacent(conn, missing, where, params))
+    return {i: known[i] for i in ids if known[i]}
+
+
+def _read_adjacent(
+    conn: sqlite3.Connection, ids: list[int], where: str, params: list[Any]
+) -> dict[int, list[tuple[int, int]]]:
     marks = ",".join("?" * len(ids))
     span = int(sr.NEIGHBOUR_SPAN)
     # "+a.item_kind": without the unary plus SQLite walks every chunk of the item_kind index
@@ -439,9 +450,9 @@ def _adjacent_chunks(
         "JOIN search_items s ON s.item_kind = 'chunk' AND s.ref_id = c2.id "
         f"WHERE a.id IN ({marks}){where}"
     )
-    out: dict[int, list[tuple[int, int]]] = {}
+    out: dict[int, list[tuple[int, int]]] = {i: [] for i in ids}
     for seed, neighbour, offset in conn.execute(sql, [*ids, *params]):
-        out.setdefault(int(seed), []).append((int(neighbour), int(offset)))
+        out[int(seed)].append((int(neighbour), int(offset)))
     return out
 
 

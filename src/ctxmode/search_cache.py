@@ -24,7 +24,7 @@ import weakref
 from array import array
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 if TYPE_CHECKING:
     import sqlite3
@@ -45,6 +45,9 @@ MAX_TEXT_CHARS = 4_000_000
 #: Rows of per-word BM25 scores kept at most (``search_lists.word_scores``; 16 bytes a row in
 #: arrays, so ~16 MB). Reaching it drops the older half of the lists.
 MAX_SCORED_ROWS = 1_000_000
+#: Item rows (``search_rank.ROW_SQL``) and neighbour lists kept at most between writes; their
+#: texts are mostly the very strings ``tokens_at`` holds. Reaching it empties them.
+MAX_ROWS = 10_000
 
 #: Row ids and, aligned, their BM25 scores for one word (``search_lists.word_scores``).
 WordScores: TypeAlias = "tuple[array[int], array[float]]"
@@ -104,6 +107,12 @@ class StoreCache:
     #: (word, row-id span or None) -> the word's BM25 score in each row holding it.
     word_scores: dict[tuple[str, tuple[int, int] | None], WordScores] = field(default_factory=dict)
     _scored_rows: int = 0
+    #: Row id -> its ``search_rank.ROW_SQL`` row.
+    rows: dict[int, tuple[Any, ...]] = field(default_factory=dict)
+    #: (filter SQL, its parameters) -> seed row id -> (neighbour row id, offset) pairs.
+    neighbours: dict[tuple[str, tuple[Any, ...]], dict[int, list[tuple[int, int]]]] = field(
+        default_factory=dict
+    )
 
     def refresh(self, conn: sqlite3.Connection) -> StoreCache:
         """Drop everything if the store changed since the last ``settle``; return self."""
@@ -115,6 +124,8 @@ class StoreCache:
             self.spans.clear()
             self.word_scores.clear()
             self._scored_rows = 0
+            self.rows.clear()
+            self.neighbours.clear()
             self.vocab_stale = True
         return self
 
@@ -161,6 +172,23 @@ class StoreCache:
                 self._scored_rows -= len(self.word_scores.pop(old)[0])
         self.word_scores[key] = scores
         self._scored_rows += rows
+
+    def keep_rows(self, rows: dict[int, tuple[Any, ...]]) -> None:
+        """Cache item rows fetched for a search (until the store changes)."""
+        if len(self.rows) + len(rows) > MAX_ROWS:
+            self.rows.clear()
+        self.rows.update(rows)
+
+    def neighbours_for(self, where: str, params: list[Any]) -> dict[int, list[tuple[int, int]]]:
+        """The neighbour lists of seed items under one filter, to read and fill (kept until
+        the store changes)."""
+        key = (where, tuple(params))
+        if key not in self.neighbours and len(self.neighbours) >= 64:
+            self.neighbours.clear()
+        found = self.neighbours.setdefault(key, {})
+        if len(found) > MAX_ROWS:
+            found.clear()
+        return found
 
     def settle(self, conn: sqlite3.Connection) -> None:
         """Record the version after a search's own temporary writes (which change no item)."""

@@ -165,14 +165,14 @@ def rerank(
         return [], {}
     pool = sorted(fused, key=lambda i: (-fused[i], i))[:RERANK_POOL]
     scorer = _Scorer(conn, parsed, df, n_items, max(fused.values()), cache)
-    rows = fetch_rows(conn, pool)
+    rows = fetch_rows(conn, pool, cache)
     scorer.prepare(rows)
     scored = {i: scorer.score(i, fused[i], rows[i]) for i in pool if i in rows}
     if neighbours is not None and scored:
         seeds = sorted(scored.values(), key=lambda c: (-c.lending, c.row_id))[:NEIGHBOUR_SEEDS]
         links = neighbours([c.row_id for c in seeds])
         fresh = sorted({n for ns in links.values() for n, _ in ns} - scored.keys())
-        rows.update(fetch_rows(conn, fresh))
+        rows.update(fetch_rows(conn, fresh, cache))
         scorer.prepare({n: rows[n] for n in fresh if n in rows})
         for n in fresh:
             if n in rows:
@@ -196,12 +196,22 @@ def field_texts(row: tuple[Any, ...]) -> tuple[str, str, str]:
     return str(row[3]), str(row[4]), str(row[9] or "")
 
 
-def fetch_rows(conn: sqlite3.Connection, ids: list[int]) -> dict[int, tuple[Any, ...]]:
-    """``ROW_SQL`` rows of the items ``ids`` (those that exist), by row id."""
-    if not ids:
-        return {}
-    marks = ",".join("?" * len(ids))
-    return {int(r[0]): tuple(r) for r in conn.execute(ROW_SQL + f" WHERE s.id IN ({marks})", ids)}
+def fetch_rows(
+    conn: sqlite3.Connection, ids: list[int], cache: StoreCache | None = None
+) -> dict[int, tuple[Any, ...]]:
+    """``ROW_SQL`` rows of the items ``ids`` (those that exist), by row id, in ``ids`` order;
+    with ``cache``, rows read since the store last changed are not read again."""
+    known = cache.rows if cache is not None else {}
+    found = {i: row for i in ids if (row := known.get(i)) is not None}
+    missing = [i for i in ids if i not in found]
+    if missing:
+        marks = ",".join("?" * len(missing))
+        sql = ROW_SQL + f" WHERE s.id IN ({marks})"
+        fetched = {int(r[0]): tuple(r) for r in conn.execute(sql, missing)}
+        if cache is not None:
+            cache.keep_rows(fetched)
+        found.update(fetched)
+    return {i: found[i] for i in ids if i in found}
 
 
 def field_tokens(cache: StoreCache, row_id: int, field: int, text: str) -> FieldTokens:
