@@ -16,11 +16,34 @@ from ctxmode import search_lists as sl
 from ctxmode import search_query as sq
 from ctxmode.indexing import index_content
 
-WORDS = (
-    "retry budget worker cache expire ledger backup queue timeout deploy rollback schema "
-    "index token parser export import session snapshot lock retries budgets workers caching "
-    "expired deploying"
-).split()
+WORDS = [
+    "retry",
+    "budget",
+    "worker",
+    "cache",
+    "expire",
+    "ledger",
+    "backup",
+    "queue",
+    "timeout",
+    "deploy",
+    "rollback",
+    "schema",
+    "index",
+    "token",
+    "parser",
+    "export",
+    "import",
+    "session",
+    "snapshot",
+    "lock",
+    "retries",
+    "budgets",
+    "workers",
+    "caching",
+    "expired",
+    "deploying",
+]
 
 
 def _seed(store: Store) -> None:

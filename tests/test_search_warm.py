@@ -112,17 +112,14 @@ def test_the_server_warms_what_it_searched_in_idle_moments(store: Store) -> None
         while time.monotonic() < deadline:
             # Other calls are served meanwhile (the warming holds the store only per slice).
             runner.run_sync(lambda s: s.search(QUERIES[1], source="other"))
-            with runner._lock:
-                assert runner._store is not None
-                cache = search_cache.for_store(runner._store)
-                notes = _source_ids(runner._store, "notes")
-                warmed = {k for k, f in cache.tokens_at if f == 1} >= notes
-            with runner._warm_lock:
-                idle = not runner._warming
+            notes = runner.run_sync(lambda s: _source_ids(s, "notes"))
+            cached = runner.run_sync(lambda s: set(search_cache.for_store(s).tokens_at))
+            warmed = {k for k, f in cached if f == 1} >= notes
+            idle = not runner.warming
             if warmed and idle:
                 break
             time.sleep(0.2)  # idle moments: the warming works only between calls
-        assert warmed and idle and not runner._to_warm
+        assert warmed and idle
     finally:
         runner.close()
 
@@ -134,12 +131,9 @@ def test_the_warming_thread_ends_when_the_store_closes(store: Store) -> None:
     runner.warm_later(None)
     runner.close()  # mid-warming: the thread must notice and stop
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        with runner._warm_lock:
-            if not runner._warming:
-                break
+    while time.monotonic() < deadline and runner.warming:
         time.sleep(0.02)
-    assert not runner._warming and not runner._to_warm
+    assert not runner.warming
 
 
 @pytest.mark.parametrize(

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ctxmode import config
 from ctxmode.chunking import chunk_markdown, chunk_text, kind_for_name
 from ctxmode.errors import InvalidInput, PathOutsideProject
-from ctxmode.indexing import _read_text, walk_files
+from ctxmode.indexing import read_text, walk_files
 from ctxmode.knowledge import (
     absolute_path,
     content_hash,
@@ -72,7 +72,7 @@ def _read_file(store: Store, path: str) -> tuple[str, str]:
     target = absolute_path(store, rel)
     if not target.is_file():
         raise InvalidInput(f"{path!r} is not a file; pass the path of the file to import")
-    text, reason, _raw = _read_text(target)
+    text, reason, _raw = read_text(target)
     if text is None:
         raise InvalidInput(f"{rel} cannot be imported: {reason}")
     return rel, text
@@ -331,7 +331,7 @@ def import_docs(store: Store, path: str, *, now: int | None = None) -> ImportSum
     skipped = [f"{s.path}: {s.reason}" for s in skipped_files]
     ts = int(now if now is not None else time.time())
     for file_rel in files:
-        text, reason, _raw = _read_text(absolute_path(store, file_rel))
+        text, reason, _raw = read_text(absolute_path(store, file_rel))
         if text is None:
             skipped.append(f"{file_rel}: {reason}")
             continue

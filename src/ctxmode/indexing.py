@@ -154,8 +154,9 @@ def redact_piece(piece: Piece, *, content_redacted: bool = False) -> Piece:
 # -- reading files ---------------------------------------------------------------------------
 
 
-def _read_text(path: Path) -> tuple[str | None, str | None, bytes]:
-    """(text, skip reason, raw bytes); text is None when the file is skipped."""
+def read_text(path: Path) -> tuple[str | None, str | None, bytes]:
+    """(text, skip reason, raw bytes) of a file as indexing reads it (size cap, binary check,
+    legacy encodings: ``decode_text``); text is None when the file is skipped."""
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
@@ -420,7 +421,7 @@ def index_path(
     total = len(files)
     for done, file_rel in enumerate(files, start=1):
         file_path = absolute_path(store, file_rel)
-        text, reason, raw = _read_text(file_path)
+        text, reason, raw = read_text(file_path)
         if text is None:
             skipped.append(Skipped(file_rel, reason or "skipped"))
         else:
@@ -573,7 +574,7 @@ def _refresh_one(
         if old and old[1] == stat.st_mtime and old[2] == stat.st_size:
             states[rel] = _FileState(rel, old[0], stat.st_mtime, stat.st_size)
             continue
-        text, reason, raw = _read_text(file_path)
+        text, reason, raw = read_text(file_path)
         if text is None:
             skipped.append(Skipped(rel, reason or "skipped"))
             continue

@@ -130,6 +130,12 @@ class StoreRunner:
         except CtxmodeError as exc:
             raise ToolError(for_agent(str(exc))) from exc
 
+    @property
+    def warming(self) -> bool:
+        """Whether warm-up work (``warm_later``) is queued or running."""
+        with self._warm_lock:
+            return self._warming or bool(self._to_warm)
+
     def warm_later(self, source: str | None) -> None:
         """Analyse ahead, in idle moments, the items a search of ``source`` (``None``: any)
         would touch first (``search.warm``), so that the next searches find them ready.
