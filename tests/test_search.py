@@ -490,20 +490,38 @@ def test_snippet_does_not_double_bold_text(store: Store) -> None:
     assert snippet.count("**florp**") == 2
 
 
-def test_a_stale_vocabulary_serves_old_words_and_is_read_again_for_new_ones(
-    store: Store,
-) -> None:
+def test_a_stale_vocabulary_serves_old_words_and_learns_new_ones(store: Store) -> None:
     """Writes (an agent's hooks write on every tool call) do not throw the spelling
     vocabulary away: a typo of a word it holds is corrected from it as it is; a typo of a word
-    written since makes search read it again."""
+    written since makes search add the words of the new items to it (not read it all again)."""
+    from ctxmode import search_cache
+
+    store.write_context("reference", "The eucalyptus grove behind the depot")
+    assert search(store, "eucalyptis").corrected_query == "eucalyptus"
+    cache = search_cache.for_store(store)
+    first, built = cache.vocab, cache.vocab_built
+    store.write_context("reference", "A quokka smiles at the ranger")
+    assert search(store, "eucalyptis").corrected_query == "eucalyptus"
+    assert cache.vocab is first and cache.vocab_stale
+    assert search(store, "quokkka").corrected_query == "quokka"
+    assert cache.vocab is first and not cache.vocab_stale and cache.vocab_built == built
+    store.write_context("reference", "Another quokka naps by the billabong")
+    assert search(store, "quokkka").corrected_query == "quokka"  # no new candidate needed
+    assert search(store, "bilabong").corrected_query == "billabong"
+    assert ("quokka", 2) in cache.vocab[("q", 6)]  # counted in both items
+
+
+def test_many_new_items_make_the_vocabulary_be_read_again(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from ctxmode import search_cache
 
     store.write_context("reference", "The eucalyptus grove behind the depot")
     assert search(store, "eucalyptis").corrected_query == "eucalyptus"
     cache = search_cache.for_store(store)
     first = cache.vocab
-    store.write_context("reference", "A quokka smiles at the ranger")
-    assert search(store, "eucalyptis").corrected_query == "eucalyptus"
-    assert cache.vocab is first and cache.vocab_stale
-    assert search(store, "quokkka").corrected_query == "quokka"
+    monkeypatch.setattr(search_cache, "VOCAB_NEW_ITEMS", 2)
+    for name in ("quokka", "wallaby", "numbat"):
+        store.write_context("reference", f"A {name} smiles at the ranger")
+    assert search(store, "numbbat").corrected_query == "numbat"
     assert cache.vocab is not first and not cache.vocab_stale

@@ -75,8 +75,10 @@ class FieldTokens:
         self.stemmed = -1
 
 
-#: Oldest a stale vocabulary (see ``StoreCache.vocabulary``) is used, in seconds.
+#: Oldest a stale vocabulary (see ``StoreCache.vocabulary``) is used, in seconds, and the most
+#: items written since that are added to it instead of reading it all again.
 VOCAB_MAX_AGE_S = 600.0
+VOCAB_NEW_ITEMS = 500
 
 
 def _version(conn: sqlite3.Connection) -> tuple[int, int]:
@@ -94,9 +96,11 @@ class StoreCache:
     #: Indexed porter terms by first letter and length: (letter, length) -> [(term, document
     #: count)], built on demand.
     vocab: dict[tuple[str, int], list[tuple[str, int]]] | None = None
-    #: When ``vocab`` was read (``time.monotonic()``), and whether the store changed since.
+    #: When ``vocab`` was read (``time.monotonic()``), whether the store changed since, and
+    #: the highest item row id it holds the words of.
     vocab_built: float = 0.0
     vocab_stale: bool = False
+    vocab_max_id: int = 0
     #: (row id, field) -> (the field's text, that text after ``redact``): what hits show.
     redacted: dict[tuple[int, int], tuple[str, str]] = field(default_factory=dict)
     #: (row id, field) -> the field's text and tokens: rerank input.
@@ -223,15 +227,26 @@ class StoreCache:
         It may predate the last writes (``vocab_stale``) by up to ``VOCAB_MAX_AGE_S``: an
         agent's hooks write on every tool call, and reading the whole vocabulary again costs
         22-27 ms on a 6,000-item store for the few words those writes add. ``current=True``
-        reads it again if it is stale (``search`` asks for that when the stale one has no
-        candidate for a word: the word may have just been written).
+        (``search`` asks for it when the stale one has no candidate for a word: the word may
+        have just been written) adds the words of the items written since, up to
+        ``VOCAB_NEW_ITEMS`` of them (more: the whole vocabulary is read again). Words that an
+        edit put into an existing item wait for the next full read.
         """
         too_old = time.monotonic() - self.vocab_built > VOCAB_MAX_AGE_S
-        if self.vocab_stale and (current or too_old):
+        if self.vocab_stale and too_old:
+            self.vocab = None
+        if (
+            self.vocab is not None
+            and self.vocab_stale
+            and current
+            and not self._add_new_words(conn)
+        ):
             self.vocab = None
         if self.vocab is None:
             self.vocab_built = time.monotonic()
             self.vocab_stale = False
+            (top,) = conn.execute("SELECT coalesce(max(id), 0) FROM search_items").fetchone()
+            self.vocab_max_id = int(top)
             conn.execute(
                 "CREATE VIRTUAL TABLE IF NOT EXISTS temp.ctxmode_vocab "
                 "USING fts5vocab(main, search_fts, row)"
@@ -243,6 +258,34 @@ class StoreCache:
                     buckets.setdefault((text[0], len(text)), []).append((text, int(doc)))
             self.vocab = buckets
         return self.vocab
+
+    def _add_new_words(self, conn: sqlite3.Connection) -> bool:
+        """Add to ``vocab`` the terms of items with row ids above ``vocab_max_id``; False when
+        there are more than ``VOCAB_NEW_ITEMS`` of them."""
+        from ctxmode.search_query import index_terms
+
+        rows = conn.execute(
+            "SELECT id, title || ' ' || body || ' ' || context FROM search_items WHERE id > ? "
+            f"ORDER BY id LIMIT {VOCAB_NEW_ITEMS + 1}",
+            (self.vocab_max_id,),
+        ).fetchall()
+        if len(rows) > VOCAB_NEW_ITEMS:
+            return False
+        assert self.vocab is not None
+        for term, n in index_terms(conn, [str(r[1]) for r in rows]).items():
+            if not term or term.isdigit():
+                continue
+            bucket = self.vocab.setdefault((term[0], len(term)), [])
+            for i, (known, count) in enumerate(bucket):
+                if known == term:
+                    bucket[i] = (known, count + n)
+                    break
+            else:
+                bucket.append((term, n))
+        if rows:
+            self.vocab_max_id = int(rows[-1][0])
+        self.vocab_stale = False
+        return True
 
 
 _CACHES: weakref.WeakKeyDictionary[Store, StoreCache] = weakref.WeakKeyDictionary()

@@ -322,6 +322,23 @@ def _stems_row_by_row(conn: sqlite3.Connection, words: Sequence[str]) -> dict[st
     return {words[int(doc) - 1]: str(term) for term, doc in rows}
 
 
+def index_terms(conn: sqlite3.Connection, texts: Sequence[str]) -> dict[str, int]:
+    """The terms the porter index makes of ``texts``, with the number of texts holding each
+    (what ``fts5vocab`` row counts say for indexed items). Uses temporary tables only."""
+    if not texts:
+        return {}
+    _word_table(conn)
+    conn.executemany(
+        f"INSERT INTO temp.{_WORD_TABLE}(rowid, t) VALUES (?, ?)",
+        [(i, t) for i, t in enumerate(texts, start=1)],
+    )
+    rows = conn.execute(
+        f"SELECT term, count(DISTINCT doc) FROM temp.{_WORD_TABLE}_v GROUP BY term"
+    ).fetchall()
+    conn.execute(f"DELETE FROM temp.{_WORD_TABLE}")
+    return {str(term): int(n) for term, n in rows}
+
+
 def nearest_terms(
     vocab: dict[tuple[str, int], list[tuple[str, int]]], stem: str, limit_edits: int
 ) -> list[tuple[int, int, str]]:
