@@ -345,6 +345,16 @@ def test_returned_text_is_redacted_again(store: Store) -> None:
     assert "REDACTED" in hit.snippet
     (item,) = get_items(store, [hit.id])
     assert secret not in item.text and secret not in item.title
+    # The search cache counts a redacted copy toward its size; an unchanged text is shared.
+    from ctxmode import search_cache
+
+    cache = search_cache.for_store(store)
+    copies = [v for v in cache.redacted.values() if v[1] is not v[0]]
+    assert copies and all("REDACTED" in v[1] for v in copies)
+    assert any(v[1] is v[0] for v in cache.redacted.values())  # the source label
+    assert cache._text_chars == sum(len(v.text) for v in cache.tokens_at.values()) + sum(
+        len(v[1]) for v in copies
+    )
 
 
 # -- interfaces ----------------------------------------------------------------------------------
@@ -477,7 +487,7 @@ def test_a_full_text_cache_keeps_its_newer_half(
         cache = search_cache.for_store(fresh)
         assert 0 < len(cache.tokens_at) + len(cache.redacted) <= 12
         assert cache._text_chars == sum(len(v.text) for v in cache.tokens_at.values()) + sum(
-            len(v[0]) for v in cache.redacted.values()
+            len(v[1]) for v in cache.redacted.values() if v[1] is not v[0]
         )
     finally:
         fresh.close()

@@ -596,7 +596,9 @@ def _redacted(cache: sc.StoreCache, row_id: int, field: int, text: str) -> str:
     if got is not None and got[0] == text:
         return got[1]
     out = redact(text)
-    cache.charge(len(text))
+    # Most texts hold no secret and ``redact`` returns the very same string, which the row and
+    # the field's tokens already hold: only a redacted copy adds to the cache's size.
+    cache.charge(0 if out is text else len(out))
     cache.redacted[key] = (text, out)
     return out
 
