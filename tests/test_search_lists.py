@@ -157,3 +157,27 @@ def test_cached_rows_and_neighbours_follow_another_connections_writes(store: Sto
         "One",
         "Four",
     }
+
+
+def test_new_items_keep_cached_rows_and_counts_follow_them(store: Store) -> None:
+    """Items only added since the last search (what an agent's hooks do between two searches):
+    rows read before stay cached and term counts are completed from the new items; an edit
+    (here a supersession) drops the rows, so the superseded flag shows at once."""
+    doc = "## Heron\n\nthe heron waits by the pond\n\n## Reeds\n\nreeds bend over the pond"
+    index_content(store, doc, "pond", fmt="markdown")
+    first = store.write_context("decision", "Count the heron nests every spring").id
+    before = store.search("heron pond")
+    cache = search_cache.for_store(store)
+    kept = dict(cache.rows)
+    assert kept
+    with Store.open(store.path, root=store.root) as writer:
+        writer.write_context("snippet", "A heron took a fish from the river")
+    after = store.search("heron pond")
+    assert after.total == before.total + 1
+    assert all(cache.rows[i] is row for i, row in kept.items())  # not read again
+    with Store.open(store.path, root=store.root) as fresh:
+        assert fresh.search("heron pond").to_dict() == after.to_dict()
+    with Store.open(store.path, root=store.root) as writer:
+        writer.write_context("decision", "Count heron nests each autumn", supersedes=first)
+    flagged = {h.id: h.superseded for h in store.search("heron nests").hits}
+    assert flagged[f"ctx:{first}"] is True

@@ -382,6 +382,38 @@ def m005_search_context(conn: sqlite3.Connection) -> None:
     )
 
 
+def m006_search_edits(conn: sqlite3.Connection) -> None:
+    """A counter of the changes to searchable items other than new ones: ``search_edits.n``.
+
+    It moves when an item is updated or deleted, when a context's ``superseded_by`` changes
+    (search shows that flag) and when a document chunk is inserted (a chunk's neighbours are
+    read from ``chunks``). A new event or context does not move it, so a long-lived process
+    that sees only new items since its last search (an agent's hooks write on every tool
+    call) keeps what it read of the older ones (``search_cache``).
+    """
+    conn.executescript(
+        """
+        CREATE TABLE search_edits (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            n INTEGER NOT NULL DEFAULT 0
+        );
+        INSERT INTO search_edits (id, n) VALUES (1, 0);
+        CREATE TRIGGER search_edits_au AFTER UPDATE ON search_items BEGIN
+            UPDATE search_edits SET n = n + 1 WHERE id = 1;
+        END;
+        CREATE TRIGGER search_edits_ad AFTER DELETE ON search_items BEGIN
+            UPDATE search_edits SET n = n + 1 WHERE id = 1;
+        END;
+        CREATE TRIGGER search_edits_superseded AFTER UPDATE OF superseded_by ON contexts BEGIN
+            UPDATE search_edits SET n = n + 1 WHERE id = 1;
+        END;
+        CREATE TRIGGER search_edits_chunks AFTER INSERT ON chunks BEGIN
+            UPDATE search_edits SET n = n + 1 WHERE id = 1;
+        END;
+        """
+    )
+
+
 #: Every migration, in the order it is applied. Append only.
 MIGRATIONS: tuple[Migration, ...] = (
     m001_knowledge,
@@ -389,6 +421,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m003_search,
     m004_indexing_extra,
     m005_search_context,
+    m006_search_edits,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

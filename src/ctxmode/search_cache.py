@@ -19,6 +19,7 @@ server between two searches. Porter stems of words depend on no data and are nev
 
 from __future__ import annotations
 
+import sqlite3
 import time
 import weakref
 from array import array
@@ -27,8 +28,6 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 if TYPE_CHECKING:
-    import sqlite3
-
     from ctxmode.store import Store
 
 __all__ = ["FieldTokens", "StoreCache", "WordScores", "for_store"]
@@ -92,8 +91,12 @@ class StoreCache:
 
     version: tuple[int, int] = (-1, -1)
     n_items: int | None = None
-    #: (table, quoted FTS5 expression) -> number of matching items.
-    df: dict[tuple[str, str], int] = field(default_factory=dict)
+    #: (table, quoted FTS5 expression) -> (number of matching items, the highest item row id
+    #: when counted).
+    df: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
+    #: ``search_edits.n`` (``None``: unknown) and the highest item row id at the last refresh.
+    edits: int | None = None
+    top: int = -1
     #: Indexed porter terms by first letter and length: (letter, length) -> [(term, document
     #: count)], built on demand.
     vocab: dict[tuple[str, int], list[tuple[str, int]]] | None = None
@@ -120,18 +123,34 @@ class StoreCache:
     )
 
     def refresh(self, conn: sqlite3.Connection) -> StoreCache:
-        """Drop everything if the store changed since the last ``settle``; return self."""
+        """Drop what the last writes may have changed since the last ``settle``; return self.
+
+        Store-wide counts and scores go after any write. When items were only added since
+        (``schema.m006_search_edits`` has not moved and no row id went down), item rows and
+        neighbour lists stay, and document frequencies are brought up to date by counting the
+        new items only (``doc_count``).
+        """
         now = _version(conn)
         if now != self.version:
             self.version = now
+            try:
+                edits, top = conn.execute(
+                    "SELECT (SELECT n FROM search_edits WHERE id = 1), "
+                    "(SELECT coalesce(max(id), 0) FROM search_items)"
+                ).fetchone()
+            except sqlite3.Error:  # an unmigrated or damaged store: assume anything changed
+                edits, top = None, -1
+            only_added = edits is not None and edits == self.edits and top >= self.top >= 0
+            self.edits, self.top = (int(edits) if edits is not None else None), int(top)
             self.n_items = None
-            self.df.clear()
             self.spans.clear()
             self.word_scores.clear()
             self._scored_rows = 0
-            self.rows.clear()
-            self.neighbours.clear()
             self.vocab_stale = True
+            if not only_added:
+                self.df.clear()
+                self.rows.clear()
+                self.neighbours.clear()
         return self
 
     def forget_texts(self) -> None:
@@ -206,18 +225,22 @@ class StoreCache:
         return self.n_items
 
     def doc_count(self, conn: sqlite3.Connection, table: str, expression: str) -> int:
-        """Items of ``table`` (``search_fts`` or ``search_trigram``) matching ``expression``."""
+        """Items of ``table`` (``search_fts`` or ``search_trigram``) matching ``expression``;
+        a count kept from before items were added is completed with the new items' count."""
         key = (table, expression)
         found = self.df.get(key)
+        if found is not None and found[1] == self.top:
+            return found[0]
+        sql = f"SELECT count(*) FROM {table} WHERE {table} MATCH ?"
         if found is None:
-            row = conn.execute(
-                f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (expression,)
-            ).fetchone()
-            found = int(row[0])
-            if len(self.df) >= MAX_DF_ENTRIES:
-                self.df.clear()
-            self.df[key] = found
-        return found
+            count = int(conn.execute(sql, (expression,)).fetchone()[0])
+        else:
+            more = conn.execute(sql + " AND rowid > ?", (expression, found[1])).fetchone()
+            count = found[0] + int(more[0])
+        if len(self.df) >= MAX_DF_ENTRIES:
+            self.df.clear()
+        self.df[key] = (count, self.top)
+        return count
 
     def vocabulary(
         self, conn: sqlite3.Connection, *, current: bool = False
