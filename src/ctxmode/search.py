@@ -179,8 +179,8 @@ def search(
     df = _document_frequencies(cache, conn, parsed, n_items)
     span, alone = source_span(cache, conn, source)
     # Per-word scores stand for the porter list when the row-id span is the only filter.
-    only_span = alone and where == (" AND (s.source = ?)" if source is not None else "")
-    lists_cache = cache if only_span else None
+    others = (type, session_id, task_id, file_path, since, until)
+    lists_cache = cache if alone and all(f is None for f in others) else None
     fused = _fuse(conn, parsed, where, params, span, trigram_skip(parsed, df), lists_cache)
 
     def near(ids: list[int]) -> dict[int, list[tuple[int, int]]]:
