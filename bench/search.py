@@ -18,7 +18,8 @@ would), and with that warm-up off (``CTXMODE_SEARCH_WARMUP=0``), where every ite
 when a search first touches it. ctxmode's in-process latency per single query
 (``Store.search``, no warm-up) is printed too: each question first, again, and again with a
 context written by another connection before each query (what an agent's hooks do between two
-searches: the store's version moves and what search keeps between queries is re-checked).
+searches: the store's version moves and what search keeps between queries is re-checked), and
+without the source filter (the whole store, as an agent searches most often), once and again.
 
 context-mode is installed with npm into a cache folder outside the repository
 (``--cm-dir``, default ``~/.cache/ctxmode-bench``) when it is not there yet. If it cannot be
@@ -231,12 +232,14 @@ def in_process(
 ) -> dict[str, list[float]]:
     """Seconds per ``Store.search`` on a store of its own: every question once, then again,
     then again with a context written by another connection before each (an agent's hooks
-    write between two searches)."""
+    write between two searches); then every question without its source filter (the whole
+    store), once and again."""
     from ctxmode import Store
     from ctxmode.indexing import index_content
 
     db = folder / ".context" / "context.db"
-    out: dict[str, list[float]] = {"first": [], "again": [], "after a write": []}
+    rounds = ("first", "again", "after a write", "unfiltered first", "unfiltered again")
+    out: dict[str, list[float]] = {r: [] for r in rounds}
     with Store.open(db, root=folder) as store, Store.open(db, root=folder) as hook:
         for label, text in docs.items():
             index_content(store, text, label, fmt="markdown")
@@ -244,8 +247,9 @@ def in_process(
             for i, (label, question, _gold) in enumerate(qs):
                 if rnd == "after a write":
                     hook.write_context("snippet", f"hook note {i}: ran the build")
+                source = None if rnd.startswith("unfiltered") else label
                 t0 = time.perf_counter()
-                store.search(question, limit=5, source=label)
+                store.search(question, limit=5, source=source)
                 times.append(time.perf_counter() - t0)
     return out
 
@@ -339,7 +343,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         "in-process   : median per query, each question once: "
         + ", ".join(f"{k} {ms(v)}" for k, v in inproc.items())
-        + " (a context written by another connection before each query)"
+        + " (after a write: another connection wrote a context before each query; unfiltered:"
+        + " no source filter, all 10 conversations)"
     )
     print(f"{cold.line()} (CTXMODE_SEARCH_WARMUP=0: every item analysed on first touch)")
     if theirs is None:

@@ -181,3 +181,27 @@ def test_new_items_keep_cached_rows_and_counts_follow_them(store: Store) -> None
         writer.write_context("decision", "Count heron nests each autumn", supersedes=first)
     flagged = {h.id: h.superseded for h in store.search("heron nests").hits}
     assert flagged[f"ctx:{first}"] is True
+
+
+def test_the_edit_counter_moves_on_edits_not_on_new_items(store: Store) -> None:
+    """``search_edits.n`` (schema m006) is what lets cached rows outlive new items: it must move
+    on every change to an existing item and stay put when items are only added."""
+
+    def edits() -> int:
+        return int(store.conn.execute("SELECT n FROM search_edits").fetchone()[0])
+
+    start = edits()
+    first = store.write_context("decision", "Keep the heron log weekly").id
+    store.write_context("snippet", "Another note")
+    assert edits() == start  # new contexts
+    store.update_context(first, content="Keep the heron log daily")
+    assert edits() > start
+    moved = edits()
+    store.write_context("decision", "Keep the heron log hourly", supersedes=first)
+    assert edits() > moved
+    moved = edits()
+    index_content(store, "## One\n\nheron", "pond", fmt="markdown")
+    assert edits() > moved  # chunk inserts: their neighbours may change
+    moved = edits()
+    store.delete_context(first)
+    assert edits() > moved
