@@ -5,11 +5,14 @@ item count, the document frequency of each query term and the indexed vocabulary
 correction) are the same for all of them until something is written. They are kept here, one
 ``StoreCache`` per ``Store`` (held weakly: a closed and dropped store frees its cache).
 
-Invariants: a count (items, document frequencies) is only used while the store's version is
-unchanged; the vocabulary, which only feeds spelling suggestions, may lag behind the last writes
-(``StoreCache.vocabulary``). The version is ``(PRAGMA data_version, connection.total_changes)``: the
-first moves when another connection commits, the second when this one writes anything (even in a
-transaction not yet committed, or rolled back, which only costs a needless refresh). ``search``
+Invariants: store-wide numbers (the item count, per-word BM25 scores, source spans) are only
+used while the store's version is unchanged; item rows, neighbour lists and document frequencies
+also outlive writes that only added items (``refresh``: the ``search_edits`` counter of schema
+m006 did not move), the frequencies completed with the new items' counts; the vocabulary, which
+only feeds spelling suggestions, may lag behind the last writes (``StoreCache.vocabulary``).
+The version is ``(PRAGMA data_version, connection.total_changes)``: the first moves when another
+connection commits, the second when this one writes anything (even in a transaction not yet
+committed, or rolled back, which only costs a needless refresh). ``search``
 itself writes to temporary tables (porter stems), so it calls ``settle`` when done to record the
 version it leaves behind. What is derived from one item's text (its tokens, its redacted form)
 survives writes: each entry keeps the text it was made from and is used only while the item
@@ -26,6 +29,8 @@ from array import array
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import TYPE_CHECKING, Any, TypeAlias
+
+from ctxmode.search_query import index_terms
 
 if TYPE_CHECKING:
     from ctxmode.store import Store
@@ -286,8 +291,6 @@ class StoreCache:
     def _add_new_words(self, conn: sqlite3.Connection) -> bool:
         """Add to ``vocab`` the terms of items with row ids above ``vocab_max_id``; False when
         there are more than ``VOCAB_NEW_ITEMS`` of them."""
-        from ctxmode.search_query import index_terms
-
         rows = conn.execute(
             "SELECT id, title || ' ' || body || ' ' || context FROM search_items WHERE id > ? "
             f"ORDER BY id LIMIT {VOCAB_NEW_ITEMS + 1}",
