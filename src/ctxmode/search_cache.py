@@ -1,8 +1,9 @@
 """Per-store data that search reuses between queries, dropped whenever the store changes.
 
-An MCP server or a web viewer keeps one ``Store`` open and answers many searches on it; the
-item count, the document frequency of each query term and the indexed vocabulary (for spelling
-correction) are the same for all of them until something is written. They are kept here, one
+An MCP server keeps one ``Store`` open and answers many searches on it (the web viewer opens
+one per request, so it starts cold each time); the item count, the document frequency of each
+query term and the indexed vocabulary (for spelling correction) are the same for all of them
+until something is written. They are kept here, one
 ``StoreCache`` per ``Store`` (held weakly: a closed and dropped store frees its cache).
 
 Invariants: store-wide numbers (the item count, per-word BM25 scores, source spans) are only
