@@ -57,6 +57,9 @@ def test_warming_a_source_analyses_its_items_and_changes_no_result(store: Store)
         notes = _source_ids(fresh, "notes")
         assert {k for k, f in cache.tokens_at if f == 1} == notes  # only that source
         assert {k for k, f in cache.redacted if f == 1} == notes
+        assert set(cache.rows) == notes
+        (neighbours,) = cache.neighbours.values()  # under the source filter a search uses
+        assert set(neighbours) == notes
         assert _ranked(fresh, "notes") == expected
         assert search.warm(fresh, "notes") is None  # nothing left to do
     finally:

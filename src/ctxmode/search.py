@@ -313,8 +313,9 @@ def warm(
 ) -> int | None:
     """Analyse ahead, newest first, up to ``limit`` items (of ``source``, else any) with row ids
     under ``below`` that the store's search cache does not hold yet: what a search would do on
-    first touching them (tokens, stems, redacted fields). Results do not change, searches that
-    touch them get faster.
+    first touching them (tokens, stems, redacted fields; and, while they fit beside what
+    searches cached, their rows and neighbour lists, which last until an item is edited).
+    Results do not change, searches that touch them get faster.
 
     Returns the ``below`` to pass next, or ``None`` when no item is left or the cache has no
     room (warming never pushes out what searches cached). A server calls it repeatedly, in
@@ -340,7 +341,9 @@ def warm(
         return None
     todo = [i for i in ids if (i, 1) not in cache.tokens_at or (i, 1) not in cache.redacted]
     todo = todo[:limit]
-    rows = list(sr.fetch_rows(conn, todo).values()) if todo else []
+    # Rows are kept for the searches to come while they fit beside what searches cached.
+    keep = cache if len(cache.rows) + len(todo) <= sc.MAX_ROWS else None
+    rows = list(sr.fetch_rows(conn, todo, keep).values()) if todo else []
     fits: list[tuple[Any, ...]] = []
     planned = 0
     for row in rows:
@@ -352,6 +355,10 @@ def warm(
     for row in fits:  # what a hit shows: title, body, source (``_render_hits``)
         for field, text in ((0, row[3]), (1, row[4]), (2, row[5])):
             _redacted(cache, int(row[0]), field, str(text))
+    if keep is not None:  # the neighbours a search of this scope would look up
+        where, params = _filter_sql(store, source, None, None, None, None, None, None)
+        chunks = [int(r[0]) for r in fits if r[1] == "chunk"]
+        _adjacent_chunks(conn, chunks, where, params, cache.neighbours_for(where, params))
     cache.settle(conn)  # stemming wrote temporary tables only
     if len(fits) < len(rows):
         return None  # the cache is nearly full
