@@ -4,9 +4,9 @@ Pipeline (``search``):
 1. ``search_query.parse`` cuts the text into quoted terms (no user text reaches FTS5 syntax);
    a word with irregular forms ("go": "went", "gone"; ``search_forms``) searches for all of them;
 2. up to three ranked lists from ``search_items`` (``search_lists``): BM25 on ``search_fts``
-   (porter, summed from cached per-word scores when it can, titles
-   weighted ``TITLE_WEIGHT`` times the body, and the neighbour ``context`` of a document chunk,
-   the ends of the two chunks before it, ``CONTEXT_WEIGHT`` times), BM25 on ``search_trigram``
+   (porter, titles weighted ``TITLE_WEIGHT`` times the body, and the neighbour ``context`` of
+   a document chunk, the ends of the two chunks before it, ``CONTEXT_WEIGHT`` times; summed
+   from cached per-word scores when the filters allow), BM25 on ``search_trigram``
    (substrings, CJK runs of 3+ characters; Latin words found as whole words in
    ``TRIGRAM_SKIP_MIN_DF`` items or more are left out, as the costliest and least useful part of
    that list; skipped when the porter list already fills the rerank pool) and a substring scan
@@ -21,9 +21,9 @@ Pipeline (``search``):
 5. when nothing matched at all, each unknown word is corrected against the indexed vocabulary
    (edit distance over ``fts5vocab``), the search runs again and ``corrected_query`` says so.
 
-Per-store data reused between queries lives in ``search_cache``: counts (items, term
-frequencies, vocabulary) are dropped as soon as the store changes; stemmed and redacted item
-texts are kept while their item holds the same text.
+Per-store data reused between queries lives in ``search_cache``: store-wide numbers are
+dropped as soon as the store changes, rows and term counts survive writes that only add items,
+and stemmed and redacted item texts are kept while their item holds the same text.
 
 ``warm`` does ahead, for the items of a source, the per-item work a search does on first
 touching an item (an MCP server calls it in idle moments after a search); results never change.

@@ -1,4 +1,4 @@
-"""Per-store data that search reuses between queries, dropped whenever the store changes.
+"""Per-store data that search reuses between queries, dropped when a write makes it wrong.
 
 An MCP server keeps one ``Store`` open and answers many searches on it (the web viewer opens
 one per request, so it starts cold each time); the item count, the document frequency of each

@@ -22,6 +22,7 @@ import re
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ctxmode.search_forms import forms_of
 
@@ -280,8 +281,10 @@ def porter_stems(conn: sqlite3.Connection, words: Sequence[str]) -> dict[str, st
     return out
 
 
-def _word_table(conn: sqlite3.Connection) -> None:
-    """The temporary FTS5 table (and its instance vocabulary) that stems words, empty."""
+def _tokenised(conn: sqlite3.Connection, texts: Sequence[str], query: str) -> list[Any]:
+    """Rows of ``query`` (``{v}`` standing for the instance vocabulary of a temporary FTS5 table
+    with the index's tokenizer) once ``texts`` are that table's rows 1, 2, ...; the table is
+    emptied after."""
     conn.execute(
         f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_WORD_TABLE} USING fts5("
         "t, tokenize='porter unicode61 remove_diacritics 2')"
@@ -291,15 +294,19 @@ def _word_table(conn: sqlite3.Connection) -> None:
         f"USING fts5vocab(temp, {_WORD_TABLE}, instance)"
     )
     conn.execute(f"DELETE FROM temp.{_WORD_TABLE}")
+    conn.executemany(
+        f"INSERT INTO temp.{_WORD_TABLE}(rowid, t) VALUES (?, ?)",
+        list(enumerate(texts, start=1)),
+    )
+    rows = conn.execute(query.format(v=f"temp.{_WORD_TABLE}_v")).fetchall()
+    conn.execute(f"DELETE FROM temp.{_WORD_TABLE}")
+    return rows
 
 
 def _stems_in_one_row(conn: sqlite3.Connection, words: list[str]) -> dict[str, str] | None:
     """Stems of ASCII letter-and-digit ``words`` from one row (``None``: the tokenizer did not
     give exactly one token per word)."""
-    _word_table(conn)
-    conn.execute(f"INSERT INTO temp.{_WORD_TABLE}(rowid, t) VALUES (1, ?)", (" ".join(words),))
-    rows = conn.execute(f"SELECT term, offset FROM temp.{_WORD_TABLE}_v").fetchall()
-    conn.execute(f"DELETE FROM temp.{_WORD_TABLE}")
+    rows = _tokenised(conn, [" ".join(words)], "SELECT term, offset FROM {v}")
     if len(rows) != len(words):
         return None
     out: dict[str, str] = {}
@@ -312,13 +319,7 @@ def _stems_in_one_row(conn: sqlite3.Connection, words: list[str]) -> dict[str, s
 
 def _stems_row_by_row(conn: sqlite3.Connection, words: Sequence[str]) -> dict[str, str]:
     """Stems of ``words``, one row per word."""
-    _word_table(conn)
-    conn.executemany(
-        f"INSERT INTO temp.{_WORD_TABLE}(rowid, t) VALUES (?, ?)",
-        [(i, w) for i, w in enumerate(words, start=1)],
-    )
-    rows = conn.execute(f"SELECT term, doc FROM temp.{_WORD_TABLE}_v WHERE offset = 0").fetchall()
-    conn.execute(f"DELETE FROM temp.{_WORD_TABLE}")
+    rows = _tokenised(conn, words, "SELECT term, doc FROM {v} WHERE offset = 0")
     return {words[int(doc) - 1]: str(term) for term, doc in rows}
 
 
@@ -327,15 +328,7 @@ def index_terms(conn: sqlite3.Connection, texts: Sequence[str]) -> dict[str, int
     (what ``fts5vocab`` row counts say for indexed items). Uses temporary tables only."""
     if not texts:
         return {}
-    _word_table(conn)
-    conn.executemany(
-        f"INSERT INTO temp.{_WORD_TABLE}(rowid, t) VALUES (?, ?)",
-        [(i, t) for i, t in enumerate(texts, start=1)],
-    )
-    rows = conn.execute(
-        f"SELECT term, count(DISTINCT doc) FROM temp.{_WORD_TABLE}_v GROUP BY term"
-    ).fetchall()
-    conn.execute(f"DELETE FROM temp.{_WORD_TABLE}")
+    rows = _tokenised(conn, texts, "SELECT term, count(DISTINCT doc) FROM {v} GROUP BY term")
     return {str(term): int(n) for term, n in rows}
 
 
