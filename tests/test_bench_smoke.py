@@ -51,3 +51,26 @@ def test_search_bench_runs_both_ctxmode_servers(tmp_path: Path) -> None:
     cold = next(line for line in lines if "no warm-up :" in line)
     assert ours.split("median")[0].split("R@5")[1] == cold.split("median")[0].split("R@5")[1]
     assert "context-mode : not measured" in proc.stdout
+
+
+def test_locomo_bench_prints_turn_and_session_level_figures() -> None:
+    """bench/locomo.py on one conversation: turn-level tables and the whole-corpus session level."""
+    data = BENCH.parent.parent / "shared" / "bench-data" / "locomo" / "locomo10.json"
+    if not data.exists():
+        pytest.skip(f"{data} not found: the LoCoMo data lives in ../shared/bench-data")
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "locomo.py"), "--convs", "0"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("session level, whole corpus ("))
+    overall = next(line for line in lines[at:] if line.strip().startswith("overall"))
+    n, *figures = overall.split()[1:]
+    assert int(n) > 100  # conversation 0 alone: 152 questions with evidence in categories 1-4
+    assert all(0.0 <= float(f) <= 1.0 for f in figures)
+    assert float(figures[1]) > 0.5  # session-level R@5 of a working search
+    every = next(line for line in lines if "all five categories" in line)
+    assert "n=" in every and "R@5" in every
