@@ -17,6 +17,7 @@ BENCH = Path(__file__).resolve().parent.parent / "bench"
         ("knowledge.py", ["--contexts", "2000", "--samples", "5"], "write_context"),
         ("resume.py", [], "2 KB: P1"),
         ("hooks.py", ["--no-context-mode", "--runs", "3"], "post-tool-use"),
+        ("cli.py", ["--runs", "2"], "all modules"),
     ],
 )
 def test_bench_script_runs(script: str, args: list[str], expect: str) -> None:

@@ -177,3 +177,48 @@ def test_human_output_shows_control_characters_instead_of_obeying_them(project: 
     assert "bad \\x1b[31mred\\x1b[0m text\\x07" in shown
     # JSON output keeps the stored text exactly
     assert cli_json(project, "show", "1")["content"] == "bad \x1b[31mred\x1b[0m text\x07"  # type: ignore[index]
+
+
+def test_command_table_matches_what_each_module_registers() -> None:
+    """The lazy root group finds a command's module from ``COMMAND_MODULES``: it must list
+    exactly the commands each module's ``register`` adds."""
+    import importlib
+
+    import click
+
+    from ctxmode.cli import COMMAND_MODULES
+
+    for module, names in COMMAND_MODULES.items():
+        group = click.Group()
+        importlib.import_module(module).register(group)
+        assert sorted(group.commands) == sorted(names), module
+
+
+def test_a_command_loads_only_its_own_module(project: Path) -> None:
+    """``ctxmode search`` imports the search stack, not the installers, sandbox or tables;
+    ``--help`` still lists every command."""
+    import subprocess
+    import sys
+
+    assert run_cli("init", cwd=project).returncode == 0
+    code = (
+        "import sys\n"
+        "from ctxmode.cli import cli\n"
+        "cli.main(['search', 'anything', '--json'], standalone_mode=False)\n"
+        "print(' '.join(sorted(sys.modules)), file=sys.stderr)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=project, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    loaded = set(proc.stderr.split())
+    assert json.loads(proc.stdout)["hits"] == []
+    assert "ctxmode.cli.search" in loaded
+    for module in ("ctxmode.cli.install", "ctxmode.cli.indexing", "ctxmode.sandbox", "rich.table"):
+        assert module not in loaded, module
+    from ctxmode.cli import COMMAND_MODULES
+
+    listed = run_cli("--help", cwd=project).stdout
+    for names in COMMAND_MODULES.values():
+        for name in names:
+            assert f"\n  {name} " in listed, name

@@ -1,6 +1,8 @@
 """The ``ctxmode`` command line: thin commands over the core (parse, one core call, render).
 
-Command groups live in sibling modules, each exposing ``register(cli)``.
+Command groups live in sibling modules, each exposing ``register(cli)``. A module is imported
+only when one of its commands runs (or ``--help`` lists them all): ``ctxmode search`` then
+loads the search stack alone, not the installers, the sandbox or rich's tables.
 """
 
 from __future__ import annotations
@@ -16,16 +18,24 @@ from ctxmode import __version__
 from ctxmode.cli._common import AppState
 from ctxmode.redact import scrub_surrogates
 
-#: Modules that add commands, in help order.
-COMMAND_MODULES = (
-    "ctxmode.cli.knowledge",
-    "ctxmode.cli.sessions",
-    "ctxmode.cli.search",
-    "ctxmode.cli.serve",
-    "ctxmode.cli.web",
-    "ctxmode.cli.install",
-    "ctxmode.cli.indexing",
-)
+#: Modules that add commands, and the top-level commands each one's ``register`` adds (a test
+#: checks the two agree).
+COMMAND_MODULES: dict[str, tuple[str, ...]] = {
+    "ctxmode.cli.knowledge": (
+        "add", "db", "decision", "export", "gc", "import", "init", "link", "query", "rm",
+        "show", "supersede", "task",
+    ),
+    "ctxmode.cli.sessions": ("events", "hook", "sessions", "snapshot"),
+    "ctxmode.cli.search": ("get", "search"),
+    "ctxmode.cli.serve": ("serve",),
+    "ctxmode.cli.web": ("doctor", "stats", "ui"),
+    "ctxmode.cli.install": ("agents", "install", "uninstall"),
+    "ctxmode.cli.indexing": (
+        "exec", "fetch", "import-docs", "import-findings", "import-tasks", "index", "sources",
+    ),
+}  # fmt: skip
+#: Command name -> the module that adds it.
+_MODULE_OF = {name: module for module, names in COMMAND_MODULES.items() for name in names}
 
 
 class CtxmodeGroup(click.Group):
@@ -62,6 +72,15 @@ class CtxmodeGroup(click.Group):
             sys.exit(1)
         sys.exit(rv if isinstance(rv, int) else 0)
 
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*_MODULE_OF, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module = _MODULE_OF.get(cmd_name)
+        if cmd_name not in self.commands and module is not None:
+            importlib.import_module(module).register(self)
+        return self.commands.get(cmd_name)
+
 
 @click.group(cls=CtxmodeGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ctxmode")
@@ -75,7 +94,3 @@ class CtxmodeGroup(click.Group):
 def cli(ctx: click.Context, db: str | None) -> None:
     """ctxmode: keep your coding agent's project context outside its window."""
     ctx.obj = AppState(db)
-
-
-for _name in COMMAND_MODULES:
-    importlib.import_module(_name).register(cli)

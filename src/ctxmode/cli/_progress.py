@@ -3,7 +3,8 @@
 Progress goes to stderr and disappears when done (``transient``), so stdout stays one clean
 document. Core functions never draw anything: they accept a ``(done, total)`` callback, which
 ``bar`` provides; a single long core call without such a callback gets ``working`` (a spinner
-with elapsed time, which claims no percentage it cannot measure).
+with elapsed time, which claims no percentage it cannot measure). rich is imported only when
+something is drawn, so ``--json`` and piped runs skip its import time.
 """
 
 from __future__ import annotations
@@ -11,16 +12,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
 
 Update = Callable[[int, int], None]
 
@@ -36,6 +27,9 @@ def working(label: str, *, quiet: bool) -> Iterator[None]:
     if not shown(quiet):
         yield
         return
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
     columns = (SpinnerColumn(), TextColumn(label), TimeElapsedColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
         progress.add_task(label, total=None)
@@ -48,6 +42,9 @@ def bar(label: str, *, quiet: bool) -> Iterator[Update]:
     if not shown(quiet):
         yield lambda done, total: None
         return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     columns = (
         TextColumn(label),
         BarColumn(),

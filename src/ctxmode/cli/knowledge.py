@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Iterable
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from ctxmode import config
 from ctxmode.cli._common import (
@@ -26,9 +25,17 @@ from ctxmode.cli._progress import working
 from ctxmode.errors import InvalidInput
 from ctxmode.models import CONTEXT_TYPES, DECISION_FIELDS, MODES, RELATIONS, SCOPES, TASK_STATUSES
 from ctxmode.schema import SCHEMA_VERSION
-from ctxmode.transfer import export_lines, import_lines
 
-console = Console()
+
+def print_table(columns: tuple[str, ...], rows: Iterable[tuple[str, ...]]) -> None:
+    """Draw a table on stdout with rich (imported here: ``--json`` output never needs it)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(*columns, show_lines=False)
+    for row in rows:
+        table.add_row(*row)
+    Console().print(table)
 
 
 @click.command("init")
@@ -205,13 +212,13 @@ def query_cmd(
         if budget is not None:
             click.echo(result.text)
             return
-        table = Table("id", "type", "updated", "via", "content", show_lines=False)
+        rows = []
         for item in result.items:
             c = item.context
             text = printable(c.content if len(c.content) <= 100 else c.content[:99] + "…")
             flag = " [stale]" if c.stale else ""
-            table.add_row(str(c.id), c.type, format_time(c.updated_at), item.via, text + flag)
-        console.print(table)
+            rows.append((str(c.id), c.type, format_time(c.updated_at), item.via, text + flag))
+        print_table(("id", "type", "updated", "via", "content"), rows)
 
     emit(as_json, result.to_dict(), human)
 
@@ -342,10 +349,8 @@ def task_list(ctx: click.Context, status: str | None, as_json: bool) -> None:
         if not tasks:
             click.echo("No tasks.")
             return
-        table = Table("id", "status", "task")
-        for t in tasks:
-            table.add_row(str(t.id), t.status, "  " * depths.get(t.id, 0) + t.name)
-        console.print(table)
+        rows = [(str(t.id), t.status, "  " * depths.get(t.id, 0) + t.name) for t in tasks]
+        print_table(("id", "status", "task"), rows)
 
     emit(
         as_json,
@@ -386,6 +391,8 @@ def gc_cmd(ctx: click.Context, dry_run: bool, now_text: str | None, as_json: boo
 @handle_errors
 def export_cmd(ctx: click.Context, as_json: bool) -> None:
     """Write every task and context as JSON Lines to stdout (stable ids)."""
+    from ctxmode.transfer import export_lines
+
     with state(ctx).store() as store:
         for line in export_lines(store):
             click.echo(line)
@@ -398,6 +405,8 @@ def export_cmd(ctx: click.Context, as_json: bool) -> None:
 @handle_errors
 def import_cmd(ctx: click.Context, source: Any, as_json: bool) -> None:
     """Import an export file (- for stdin); duplicates are skipped by content hash."""
+    from ctxmode.transfer import import_lines
+
     try:
         lines = source.readlines()
     except UnicodeDecodeError as exc:
