@@ -219,3 +219,32 @@ def test_cli_index_json_summary(project: Path, docs: Path) -> None:
     assert again.returncode == 1 and "single PATH" in again.stderr
     human = run_cli("sources", cwd=project)
     assert "docs\tfile" in human.stdout
+
+
+def test_names_that_are_not_utf8_are_skipped_with_a_reason(project: Path, docs: Path) -> None:
+    """A file or folder name with undecodable bytes (``os.walk`` gives lone surrogates) is
+    reported and left out; the rest of the folder is indexed and refreshes, over the CLI too."""
+    bad_file = os.fsencode(docs) + b"/caf\xe9.md"
+    with open(bad_file, "wb") as fh:
+        fh.write(b"# Latin-1 name\nbody\n")
+    os.mkdir(os.fsencode(docs) + b"/dir\xff")
+    with open(os.fsencode(docs) + b"/dir\xff/inner.md", "wb") as fh:
+        fh.write(b"# Inner\n")
+    proc = run_cli("index", "docs", "--json", cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    skipped = {s["path"]: s["reason"] for s in data["skipped"]}
+    assert skipped["docs/caf\ufffd.md"].startswith("name is not valid UTF-8")
+    assert skipped["docs/dir\ufffd/"].startswith("name is not valid UTF-8")
+    assert data["sources"][0]["files"] == 2  # guide.md and sub/api.py
+    with Store.open(project / ".context" / "context.db", root=project) as store:
+        assert "Guide" in " ".join(search_items(store, "docs"))
+        (docs / "guide.md").write_text("# Guide\nchanged\n", encoding="utf-8")
+        report = refresh_sources(store)
+        assert sorted(s.path for s in report.skipped if "UTF-8" in s.reason) == [
+            "docs/caf\ufffd.md",
+            "docs/dir\ufffd/",
+        ]
+        assert [h.title for h in store.search("changed", source="docs").hits] == [
+            "docs/guide.md > Guide"
+        ]

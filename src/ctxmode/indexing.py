@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from ctxmode.chunking import Piece, chunk_as, chunk_content, chunk_document
 from ctxmode.errors import InvalidInput, NotFound, PathOutsideProject
 from ctxmode.knowledge import absolute_path, normalize_path
-from ctxmode.redact import redact, redact_env_file
+from ctxmode.redact import redact, redact_env_file, scrub_surrogates
 
 if TYPE_CHECKING:
     import sqlite3
@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 
 #: Files larger than this are skipped (bytes).
 MAX_FILE_BYTES = 1_000_000
+#: Why a file or folder whose name is not valid UTF-8 is left out (SQLite text, JSON and the
+#: terminal cannot hold the undecodable bytes, and a path shown with U+FFFD cannot be reopened).
+NOT_UTF8_NAME = "name is not valid UTF-8; rename it to index it"
 #: At most this many files are indexed per call; the rest are reported as skipped.
 MAX_FILES = 20_000
 #: Largest piece of raw content accepted by ``index_content`` (characters).
@@ -273,6 +276,10 @@ def walk_files(store: Store, rel_dir: str) -> tuple[list[str], list[Skipped]]:
             sub = f"{cur}/{d}" if cur else d
             if d in SKIP_DIRS or ignore.ignored(sub, True) or (here / d).is_symlink():
                 continue
+            if scrub_surrogates(d) != d:
+                shown = scrub_surrogates(f"{rel_dir}/{sub}" if outside else sub)
+                skipped.append(Skipped(shown + "/", NOT_UTF8_NAME))
+                continue
             keep.append(d)
         dirnames[:] = keep
         for name in sorted(filenames):
@@ -280,6 +287,9 @@ def walk_files(store: Store, rel_dir: str) -> tuple[list[str], list[Skipped]]:
             if name == ".gitignore" or ignore.ignored(key, False):
                 continue
             out = f"{rel_dir}/{key}" if outside else key
+            if scrub_surrogates(name) != name:
+                skipped.append(Skipped(scrub_surrogates(out), NOT_UTF8_NAME))
+                continue
             if (here / name).is_symlink():
                 try:
                     out = normalize_path(store, str(here / name))
