@@ -48,6 +48,7 @@ def run_hook(
     cwd: Path,
     agent: str | None = None,
     env: dict[str, str] | None = None,
+    timeout: float = 60,
 ) -> subprocess.CompletedProcess[str]:
     """Run ``ctxmode hook EVENT [--agent A]`` in a subprocess with ``payload`` on stdin."""
     assert CTXMODE, "ctxmode console script not installed"
@@ -63,7 +64,7 @@ def run_hook(
     full_env = dict(os.environ)
     full_env.update(env or {})
     return subprocess.run(
-        args, input=data, cwd=cwd, capture_output=True, text=True, env=full_env, timeout=60
+        args, input=data, cwd=cwd, capture_output=True, text=True, env=full_env, timeout=timeout
     )
 
 

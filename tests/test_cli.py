@@ -222,3 +222,19 @@ def test_a_command_loads_only_its_own_module(project: Path) -> None:
     for names in COMMAND_MODULES.values():
         for name in names:
             assert f"\n  {name} " in listed, name
+
+
+def test_a_context_linked_to_a_named_pipe_is_stored_without_reading_it(project: Path) -> None:
+    """Linking hashes the file; a named pipe has no content to hash and opening it would wait
+    for a writer for good."""
+    import os
+
+    os.mkfifo(project / "events.fifo")
+    assert run_cli("init", cwd=project).returncode == 0
+    data = cli_json(
+        project, "add", "constraint", "Readers attach to events.fifo", "--file", "events.fifo"
+    )
+    assert data["id"] >= 1  # type: ignore[index]
+    found = cli_json(project, "query", "--file", "events.fifo")
+    assert [i["content"] for i in found["items"]] == ["Readers attach to events.fifo"]  # type: ignore[index]
+    assert run_cli("gc", "--json", cwd=project).returncode == 0

@@ -248,3 +248,22 @@ def test_names_that_are_not_utf8_are_skipped_with_a_reason(project: Path, docs: 
         assert [h.title for h in store.search("changed", source="docs").hits] == [
             "docs/guide.md > Guide"
         ]
+
+
+def test_pipes_and_sockets_are_skipped_not_read(project: Path, docs: Path) -> None:
+    """Reading a named pipe would wait for a writer for good: indexing (and the refresh before
+    a search) must pass over pipes and sockets."""
+    import socket
+
+    os.mkfifo(docs / "pipe.md")
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(docs / "sock.md"))
+        proc = run_cli("index", "docs", "--json", cwd=project)
+        assert proc.returncode == 0, proc.stderr
+        skipped = {s["path"]: s["reason"] for s in json.loads(proc.stdout)["skipped"]}
+        assert skipped["docs/pipe.md"].startswith("not a regular file")
+        assert skipped["docs/sock.md"].startswith("not a regular file")
+        (docs / "guide.md").write_text("# Guide\nrefreshed\n", encoding="utf-8")
+        found = run_cli("search", "refreshed", "--json", cwd=project)
+        assert found.returncode == 0, found.stderr
+        assert [h["title"] for h in json.loads(found.stdout)["hits"]] == ["docs/guide.md > Guide"]

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from _hooks import event_name, fixture, run_hook
 from ctxmode.transcript import TAIL_BYTES, last_assistant_text
@@ -83,12 +86,16 @@ def test_stop_hook_records_a_decision_found_in_the_transcript(project: Path) -> 
     assert "SQLite in WAL mode" in json.loads(rows[0][2])["text"]
 
 
-def test_stop_hook_with_an_unreadable_transcript_records_nothing(project: Path) -> None:
-    payload = fixture(
-        "claude-code", "stop.decision", project, transcript_path=str(project / "gone.jsonl")
-    )
+@pytest.mark.parametrize("kind", ["missing", "named pipe"])
+def test_stop_hook_with_an_unreadable_transcript_records_nothing(project: Path, kind: str) -> None:
+    """A transcript path that is gone, or a named pipe (opening one for reading would wait for
+    a writer for good), is passed over at once."""
+    path = project / "t.jsonl"
+    if kind == "named pipe":
+        os.mkfifo(path)
+    payload = fixture("claude-code", "stop.decision", project, transcript_path=str(path))
     del payload["last_assistant_message"]
-    proc = run_hook(event_name(payload), payload, cwd=project)
+    proc = run_hook(event_name(payload), payload, cwd=project, timeout=20)
     assert proc.returncode == 0
     with sqlite3.connect(project / ".context" / "context.db") as conn:
         assert (

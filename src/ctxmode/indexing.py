@@ -25,6 +25,7 @@ import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from stat import S_ISREG
 from typing import TYPE_CHECKING, Any
 
 from ctxmode.chunking import Piece, chunk_as, chunk_content, chunk_document
@@ -161,7 +162,10 @@ def read_text(path: Path) -> tuple[str | None, str | None, bytes]:
     """(text, skip reason, raw bytes) of a file as indexing reads it (size cap, binary check,
     legacy encodings: ``decode_text``); text is None when the file is skipped."""
     try:
-        size = path.stat().st_size
+        info = path.stat()
+        if not S_ISREG(info.st_mode):  # a named pipe would block the read for good
+            return None, "not a regular file (a pipe, socket or device)", b""
+        size = info.st_size
         if size > MAX_FILE_BYTES:
             return None, f"larger than {MAX_FILE_BYTES // 1000} KB", b""
         raw = path.read_bytes()

@@ -55,7 +55,10 @@ def content_hash(context_type: str, content: str) -> str:
 
 
 def file_hash(path: Path) -> str | None:
-    """``sha256:<hex>`` of a file's bytes, or None when it is missing or unreadable."""
+    """``sha256:<hex>`` of a file's bytes, or None when it is missing, unreadable or not a
+    regular file (opening a named pipe would wait for a writer)."""
+    if not path.is_file():
+        return None
     try:
         h = hashlib.sha256()
         with path.open("rb") as fh:

@@ -26,10 +26,10 @@ def last_assistant_text(path: str | None) -> str | None:
     """Text of the newest assistant message in the transcript at ``path``, if any."""
     if not path or not path.endswith(".jsonl"):
         return None
+    if not os.path.isfile(path):  # before opening: opening a named pipe waits for a writer
+        return None
     try:
         with open(path, "rb") as handle:
-            if not os.path.isfile(path):
-                return None
             size = handle.seek(0, os.SEEK_END)
             handle.seek(max(0, size - TAIL_BYTES))
             tail = handle.read(TAIL_BYTES)
