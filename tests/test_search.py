@@ -236,6 +236,12 @@ def test_every_filter(store: Store, project: Path) -> None:
     assert found(type="issue", session_id="s9") == {f"ctx:{c}"}
     with pytest.raises(NotFound):
         search(store, "parser", task_id=9999)
+    # a type no item has and no known type is a typo to report; a known type finds nothing
+    assert found(type="constraint") == set()
+    with pytest.raises(
+        NotFound, match=r"type 'issues'; types in this store: decision, issue, text"
+    ):
+        search(store, "parser", type="issues")
     with pytest.raises(InvalidInput):
         search(store, "parser", since="yesterday")  # type: ignore[arg-type]
 

@@ -370,6 +370,27 @@ def warm(
 # -- filters ------------------------------------------------------------------------------------
 
 
+#: Item types a store may hold before it holds any item of them (chunk kinds besides the
+#: context types and event categories): filtering by one of them finds nothing, quietly.
+CHUNK_KINDS = ("code", "json", "markdown", "text")
+
+
+def _check_type(store: Store, type: str) -> None:
+    """``NotFound`` for a type that no item has and that is no known type either (a typo)."""
+    from ctxmode.events import CATEGORIES
+    from ctxmode.models import CONTEXT_TYPES
+
+    if type in CONTEXT_TYPES or type in CATEGORIES or type in CHUNK_KINDS:
+        return
+    conn = store.conn
+    if conn.execute("SELECT 1 FROM search_items WHERE type = ?", (type,)).fetchone() is None:
+        known = [r[0] for r in conn.execute("SELECT DISTINCT type FROM search_items ORDER BY 1")]
+        raise NotFound(
+            f"no searchable item has type {sr.clip(type, 80)!r}; types in this store: "
+            + (", ".join(known) if known else "none (nothing is indexed yet)")
+        )
+
+
 def _filter_sql(
     store: Store,
     source: str | None,
@@ -387,6 +408,7 @@ def _filter_sql(
         parts.append("s.source = ?")
         params.append(source)
     if type is not None:
+        _check_type(store, type)
         parts.append("s.type = ?")
         params.append(type)
     if session_id is not None:
