@@ -186,6 +186,23 @@ def test_oversized_payload_is_dropped_and_logged(project: Path) -> None:
     assert "payload over" in log
 
 
+def test_hooks_log_is_rotated_past_its_cap(project: Path) -> None:
+    """A store failing on every tool call for months must not fill the disk with log lines."""
+    from ctxmode.hooks.runner import MAX_LOG_BYTES
+
+    folder = project / ".context"
+    folder.mkdir()
+    old = b"2026-01-01T00:00:00Z ERROR an old failure\n" * (MAX_LOG_BYTES // 40 + 1)
+    (folder / "hooks.log").write_bytes(old)
+    payload = fixture(CC, "post-tool-use.write", project)
+    payload["tool_input"]["content"] = "x" * (11 * 1024 * 1024)  # logged and dropped
+    assert output_json(run_hook("post-tool-use", payload, cwd=project)) is None
+    assert (folder / "hooks.log.1").read_bytes() == old
+    fresh = (folder / "hooks.log").read_text()
+    assert fresh.count("\n") == 1 and "payload over" in fresh
+    assert stat.S_IMODE((folder / "hooks.log").stat().st_mode) == 0o600
+
+
 def test_unknown_event_and_agent_and_no_event(project: Path) -> None:
     payload = fixture(CC, "post-tool-use.edit", project)
     assert output_json(run_hook("Notification", payload, cwd=project)) is None

@@ -16,6 +16,9 @@ MAX_PAYLOAD_BYTES = 10 * 1024 * 1024
 HOOK_BUSY_TIMEOUT_MS = 500
 #: Write-lock attempts in a hook: at most ~1.7 s stalled on a locked store, then fail open.
 HOOK_LOCK_RETRIES = 3
+#: ``hooks.log`` past this size is moved to ``hooks.log.1`` (replacing the previous one), so a
+#: store that fails on every tool call for months keeps at most twice this on disk (bytes).
+MAX_LOG_BYTES = 1024 * 1024
 
 USAGE = "usage: ctxmode hook EVENT [--agent claude-code|gemini-cli|codex|cursor|vscode|opencode]"
 
@@ -40,7 +43,8 @@ def parse_args(argv: list[str]) -> tuple[str | None, str]:
 
 
 def log(root: object, level: str, message: str) -> None:
-    """Append one line to ``<root>/.context/hooks.log`` (0600); never raises."""
+    """Append one line to ``<root>/.context/hooks.log`` (0600, rotated at ``MAX_LOG_BYTES``);
+    never raises."""
     import os
     import time
 
@@ -49,9 +53,12 @@ def log(root: object, level: str, message: str) -> None:
         os.makedirs(folder, mode=0o700, exist_ok=True)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         line = f"{stamp} {level} {' '.join(message.split())[:2000]}\n"
-        fd = os.open(
-            os.path.join(folder, "hooks.log"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600
-        )
+        path = os.path.join(folder, "hooks.log")
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        if os.fstat(fd).st_size >= MAX_LOG_BYTES:
+            os.close(fd)
+            os.replace(path, path + ".1")
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             os.write(fd, line.encode("utf-8", "replace"))
         finally:
