@@ -238,3 +238,17 @@ def test_a_context_linked_to_a_named_pipe_is_stored_without_reading_it(project: 
     found = cli_json(project, "query", "--file", "events.fifo")
     assert [i["content"] for i in found["items"]] == ["Readers attach to events.fifo"]  # type: ignore[index]
     assert run_cli("gc", "--json", cwd=project).returncode == 0
+
+
+def test_a_deleted_working_directory_gets_a_clear_error(tmp_path: Path) -> None:
+    import subprocess
+
+    from conftest import CTXMODE
+
+    script = 'mkdir gone && cd gone && rmdir ../gone && exec "$0" search anything --json'
+    proc = subprocess.run(
+        ["sh", "-c", script, str(CTXMODE)], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    error = json.loads(proc.stdout)
+    assert error["kind"] == "InvalidInput" and "no longer exists" in error["error"]

@@ -58,7 +58,17 @@ def find_root(start: str | os.PathLike[str] | None = None) -> str:
 
     ``os.path`` rather than pathlib: the hook path must not import pathlib (see ``_lean``).
     """
-    here = os.path.realpath(start if start is not None else os.getcwd())
+    if start is None:
+        try:
+            start = os.getcwd()
+        except FileNotFoundError:
+            from ctxmode.errors import InvalidInput
+
+            raise InvalidInput(
+                "the current directory no longer exists (deleted or moved); cd into your "
+                "project, or pass --db PATH"
+            ) from None
+    here = os.path.realpath(start)
     candidate = here
     while True:
         if os.path.exists(os.path.join(candidate, ".git")):
