@@ -378,6 +378,23 @@ def test_cli_search_and_get(project: Path) -> None:
     assert "ctx:1" in human.stdout and "showing results for 'concurrency'" in human.stderr
     missing = run_cli("get", "ctx:42", "--json", cwd=project)
     assert missing.returncode == 1 and json.loads(missing.stdout)["kind"] == "NotFound"
+
+
+def test_cli_until_a_date_includes_that_whole_day(project: Path) -> None:
+    import datetime as dt
+
+    assert run_cli("add", "decision", "Pick WAL mode for concurrency", cwd=project).returncode == 0
+    today = dt.datetime.now(dt.UTC).date()
+
+    def hits(*args: str) -> list[str]:
+        res = run_cli("search", "concurrency", "--json", *args, cwd=project)
+        assert res.returncode == 0, res.stderr
+        return [h["id"] for h in json.loads(res.stdout)["hits"]]
+
+    assert hits("--until", today.isoformat()) == ["ctx:1"]
+    assert hits("--since", today.isoformat()) == ["ctx:1"]
+    assert hits("--until", (today - dt.timedelta(days=1)).isoformat()) == []
+    assert hits("--until", f"{today.isoformat()}T00:00") == []  # a time of day is exact
     odd = run_cli("search", '" AND *', "--json", "--since", "2020-01-01", cwd=project)
     assert odd.returncode == 0 and json.loads(odd.stdout)["hits"] == []
 

@@ -8,7 +8,7 @@ import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -114,8 +114,12 @@ def cli_path(path: str) -> str:
     return str(Path(path).expanduser().absolute()) if not os.path.isabs(path) else path
 
 
-def parse_time(value: str | None, option: str) -> int | None:
-    """A time option: Unix seconds, or an ISO date/datetime (UTC when no zone is given)."""
+def parse_time(value: str | None, option: str, *, end_of_day: bool = False) -> int | None:
+    """A time option: Unix seconds, or an ISO date/datetime (UTC when no zone is given).
+
+    With ``end_of_day``, a date without a time means its last second (``--until 2026-03-01``
+    includes that whole day), not its first.
+    """
     if value is None:
         return None
     text = value.strip()
@@ -130,7 +134,18 @@ def parse_time(value: str | None, option: str) -> int | None:
         ) from exc
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
+    if end_of_day and _is_date(text):
+        return int(parsed.timestamp()) + 86_399
     return int(parsed.timestamp())
+
+
+def _is_date(text: str) -> bool:
+    """Whether ``text`` is an ISO date alone (no time of day)."""
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
 
 
 def format_time(ts: int | None) -> str:

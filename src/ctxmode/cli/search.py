@@ -26,7 +26,9 @@ from ctxmode.search import get_items, search
 @click.option("--task", "task_id", type=int, help="Only contexts linked to this task id.")
 @click.option("--file", "file_path", help="Only contexts linked to this file (or folder).")
 @click.option("--since", help="Created at or after (Unix seconds or ISO date).")
-@click.option("--until", help="Created at or before (Unix seconds or ISO date).")
+@click.option(
+    "--until", help="Created at or before (Unix seconds or ISO date; a date includes its day)."
+)
 @click.option(
     "--budget", type=click.IntRange(200), default=4000, show_default=True, help="Max characters."
 )
@@ -51,7 +53,7 @@ def search_cmd(
 
     Prints compact hits (id, title, snippet); read one in full with `ctxmode get ID`.
     """
-    start, end = parse_time(since, "--since"), parse_time(until, "--until")
+    start, end = parse_time(since, "--since"), parse_time(until, "--until", end_of_day=True)
     with state(ctx).store() as store:
         refresh_due(store)  # edited or deleted indexed files: one stat each when unchanged
         result = search(
