@@ -32,6 +32,19 @@ def test_markdown_splits_at_headings_with_breadcrumbs() -> None:
     ]
 
 
+def test_headings_without_text_are_kept_unless_a_child_says_them() -> None:
+    """A heading directly over a sub-heading is in its child's breadcrumb; a heading with no
+    child (an outline, a one-line README) is the only place its words are."""
+    outline = "# Plan\n## Migrate the store\n## Drop the legacy cache\n"
+    assert [(p.title, p.content) for p in chunk_markdown(outline)] == [
+        ("Plan > Migrate the store", "## Migrate the store"),
+        ("Plan > Drop the legacy cache", "## Drop the legacy cache"),
+    ]
+    assert [p.content for p in chunk_markdown("# Project Falcon\n")] == ["# Project Falcon"]
+    assert [p.title for p in chunk_markdown("# A\ntext\n# B\n## C\n")] == ["A", "B > C"]
+    assert chunk_markdown("\n\n") == []
+
+
 def test_heading_inside_a_code_fence_is_not_a_heading() -> None:
     md = "# Real\ntext\n```bash\n# a shell comment\necho hi\n```\nafter\n"
     pieces = chunk_markdown(md)

@@ -255,8 +255,9 @@ def chunk_markdown(
     text: str, *, base_title: str = "", max_chars: int = MAX_CHUNK_CHARS
 ) -> list[Piece]:
     """Markdown split at ATX headings (never inside a code fence), titled by breadcrumb."""
-    sections: list[tuple[str, list[str], bool]] = []  # (title, lines, has_body)
+    sections: list[tuple[str, list[str], bool, int]] = []  # (title, lines, has_body, level)
     stack: list[tuple[int, str]] = []
+    level = 0
     title = base_title or "(introduction)"
     current: list[str] = []
     has_body = False
@@ -280,7 +281,7 @@ def chunk_markdown(
             continue
         m = _HEADING.match(line)
         if m:
-            sections.append((title, current, has_body))
+            sections.append((title, current, has_body, level))
             level, name = len(m.group(1)), m.group(2).strip()
             while stack and stack[-1][0] >= level:
                 stack.pop()
@@ -291,12 +292,14 @@ def chunk_markdown(
         current.append(line)
         if line.strip():
             has_body = True
-    sections.append((title, current, has_body))
+    sections.append((title, current, has_body, level))
     pieces: list[Piece] = []
-    for sec_title, lines, body in sections:
+    for i, (sec_title, lines, body, depth) in enumerate(sections):
         # A heading directly followed by a sub-heading adds nothing its children's breadcrumb
-        # does not already say.
-        if not body:
+        # does not already say; one followed by a sibling, or ending the file, is kept (an
+        # outline of headings alone stays findable).
+        child_follows = i + 1 < len(sections) and sections[i + 1][3] > depth
+        if not body and (child_follows or not any(ln.strip() for ln in lines)):
             continue
         pieces.extend(_pack_section(sec_title, lines, max_chars))
     return pieces
