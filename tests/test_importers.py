@@ -134,3 +134,15 @@ def test_malformed_json_lists_give_clear_errors() -> None:
         parse_tasks('{"tasks": 3}')
     assert parse_tasks('{"tasks": [{"name": "a"}]}')[0].name == "a"
     assert parse_findings('{"issues": [{"text": "no sync IO in handlers"}]}')[0]["text"]
+
+
+def test_a_json_file_that_does_not_parse_is_reported_not_read_as_markdown(project: Path) -> None:
+    """A findings.json broken by hand must not turn into a constraint saying "not json"."""
+    (project / "findings.json").write_text("not json, a stray line\n- [ ] item\n")
+    (project / "tasks.json").write_text("- [ ] looks like a checklist\n")
+    for command, name in (("import-findings", "findings.json"), ("import-tasks", "tasks.json")):
+        proc = run_cli(command, name, "--json", cwd=project)
+        assert proc.returncode == 1, proc.stdout
+        assert "not valid JSON" in json.loads(proc.stdout)["error"]
+    assert json.loads(run_cli("query", "--json", cwd=project).stdout)["items"] == []
+    assert json.loads(run_cli("task", "list", "--json", cwd=project).stdout)["tasks"] == []

@@ -111,6 +111,12 @@ def _finding_from_object(obj: Any) -> dict[str, Any] | None:
 _PATH_IN_TEXT = re.compile(r"((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,5})(?::(\d+))?\b")
 
 
+def _is_json_name(path: str) -> bool:
+    """Whether a file is named as JSON: its content must then parse as JSON (a broken file
+    reports its error instead of being read as markdown)."""
+    return path.lower().endswith(".json")
+
+
 def _json_list(text: str, what: str, keys: tuple[str, ...]) -> list[Any]:
     """A JSON list, or the list under the first of ``keys`` in a JSON object."""
     try:
@@ -126,11 +132,12 @@ def _json_list(text: str, what: str, keys: tuple[str, ...]) -> list[Any]:
     return data
 
 
-def parse_findings(text: str) -> list[dict[str, Any]]:
+def parse_findings(text: str, *, is_json: bool = False) -> list[dict[str, Any]]:
     """Findings from JSON (a list, or ``{"findings": [...]}``) or markdown (one per bullet or
-    per heading section). Each is ``{"text", "file", "line", "severity"}``."""
+    per heading section). Each is ``{"text", "file", "line", "severity"}``. Text starting with
+    ``[`` or ``{``, or any text with ``is_json`` (a ``.json`` file), must be valid JSON."""
     stripped = text.strip()
-    if stripped[:1] in {"[", "{"}:
+    if is_json or stripped[:1] in {"[", "{"}:
         data = _json_list(stripped, "findings", ("findings", "issues", "comments"))
         return [f for f in (_finding_from_object(o) for o in data) if f]
     findings: list[dict[str, Any]] = []
@@ -160,7 +167,7 @@ def import_findings(store: Store, path: str) -> ImportSummary:
     created = unchanged = 0
     ids: list[int] = []
     skipped: list[str] = []
-    for finding in parse_findings(text):
+    for finding in parse_findings(text, is_json=_is_json_name(rel)):
         files: list[str] = []
         if finding.get("file"):
             try:
@@ -235,10 +242,11 @@ def _task_from_object(obj: Any) -> TaskSpec | None:
     return TaskSpec(name, status, children)
 
 
-def parse_tasks(text: str) -> list[TaskSpec]:
-    """Tasks from JSON (a list or ``{"tasks": [...]}``) or a markdown checklist."""
+def parse_tasks(text: str, *, is_json: bool = False) -> list[TaskSpec]:
+    """Tasks from JSON (a list or ``{"tasks": [...]}``) or a markdown checklist; JSON when the
+    text starts with ``[`` or ``{``, or with ``is_json`` (a ``.json`` file)."""
     stripped = text.strip()
-    if stripped[:1] in {"[", "{"}:
+    if is_json or stripped[:1] in {"[", "{"}:
         data = _json_list(stripped, "task", ("tasks",))
         return [t for t in (_task_from_object(o) for o in data) if t is not None]
     # Markdown: indentation decides nesting; each entry is (indent, name, status, children).
@@ -269,8 +277,8 @@ def _task_key(parent_key: str, name: str) -> str:
 
 def import_tasks(store: Store, path: str) -> ImportSummary:
     """A task list -> tasks (nesting -> parent tasks); re-importing updates statuses only."""
-    _rel, text = _read_file(store, path)
-    specs = parse_tasks(text)
+    rel, text = _read_file(store, path)
+    specs = parse_tasks(text, is_json=_is_json_name(rel))
     if not specs:
         raise InvalidInput(
             f"no tasks found in {path!r}; use a markdown checklist (- [ ] task) or JSON "
