@@ -165,6 +165,28 @@ def test_secrets_in_output_are_redacted(store: Store) -> None:
     assert all(token not in c for _, c in source_chunks(store, big.source or ""))
 
 
+def test_output_is_what_a_terminal_would_show(store: Store) -> None:
+    """Colours, titles and progress redraws (``\\r``, npm's erase-line) cost an agent tokens and
+    say nothing: the output keeps each line's final state, in the returned and indexed text."""
+    code = (
+        "import sys\n"
+        "w = sys.stdout.write\n"
+        "w('\\x1b]0;build\\x07\\x1b[1;32mcompiled\\x1b[0m ok\\n')\n"
+        "for i in range(0, 101): w(f'\\rdownloading {i}%')\n"
+        "w('\\n')\n"
+        "for i in range(1, 4): w(f'\\x1b[2K\\x1b[1Gfetch {i}/3')\n"
+        "w('\\r\\ndone\\r\\n')\n"
+    )
+    res = sb.execute(store, "python", code)
+    assert res.output == "compiled ok\ndownloading 100%\nfetch 3/3\ndone"
+    assert res.bytes_returned < res.bytes_produced / 10
+    big = sb.execute(store, "python", code + "print('filler line\\n' * 3000)", intent="downloading")
+    assert big.indexed
+    chunks = " ".join(c for _, c in source_chunks(store, big.source or ""))
+    assert "downloading 100%" in chunks and "downloading 99%" not in chunks
+    assert "\x1b" not in chunks and "\r" not in chunks
+
+
 def test_bytes_accounting(store: Store) -> None:
     small = sb.execute(store, "shell", "echo hello")
     large = sb.execute(store, "python", "print('z' * 150_000)")

@@ -173,6 +173,31 @@ class BatchResult:
 # -- running a process -----------------------------------------------------------------------
 
 
+#: Terminal escape sequences: CSI (colours, cursor moves), OSC (titles, links), character set
+#: selections and the two-character ones. They mean nothing to an agent and cost tokens.
+_ESCAPES = re.compile(
+    r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[ -/]+[0-~]|[0-~])"
+)
+#: Cursor to a column, or erase in line: how npm-style progress redraws a line (like ``\r``).
+_REDRAW = re.compile(r"\x1b\[[0-9;]*[GK]")
+
+
+def terminal_text(text: str) -> str:
+    """Output as a terminal would leave it: escape sequences dropped, and each line reduced to
+    what its last carriage return wrote (a progress bar redrawn 200 times is its final state).
+    """
+    if "\x1b" in text:
+        text = _ESCAPES.sub("", _REDRAW.sub("\r", text))
+    if "\r" not in text:
+        return text
+    lines = []
+    for line in text.split("\n"):
+        if "\r" in line:
+            line = next((part for part in reversed(line.split("\r")) if part), "")
+        lines.append(line)
+    return "\n".join(lines)
+
+
 @dataclass
 class _Raw:
     stdout: bytes
@@ -187,11 +212,13 @@ class _Raw:
         return len(self.stdout) + len(self.stderr)
 
     def text(self) -> str:
-        """Redacted stdout, then stderr under a marker."""
+        """Redacted stdout, then stderr under a marker, as a terminal shows them
+        (``terminal_text``)."""
         out = self.stdout.decode("utf-8", errors="replace")
         err = self.stderr.decode("utf-8", errors="replace")
         if self.truncated:  # the cap may have cut a secret in two: drop the cut word
             out, err = drop_cut_tail(out), drop_cut_tail(err)
+        out, err = terminal_text(out), terminal_text(err)
         parts = [out.rstrip("\n")] if out.strip() else []
         if err.strip():
             parts.append("[stderr]\n" + err.rstrip("\n"))
