@@ -197,6 +197,11 @@ class Scores:
         self.rows[group].append(row)
         self.rows["overall"].append(row)
 
+    def means(self, group: str = "overall") -> list[float] | None:
+        """Mean (R@1, R@5, R@10, Hit@1, Hit@5, Hit@10, MRR) of a group; None when empty."""
+        rows = self.rows.get(group)
+        return [statistics.fmean(col) for col in zip(*rows, strict=True)] if rows else None
+
     def table(self, title: str) -> str:
         lines = [
             title,
@@ -205,11 +210,9 @@ class Scores:
         ]
         order = [*(f"{k} {v}" for k, v in CATEGORIES.items()), "overall"]
         for group in order:
-            rows = self.rows.get(group)
-            if not rows:
-                continue
-            means = [statistics.fmean(col) for col in zip(*rows, strict=True)]
-            lines.append(f"  {group:<14}{len(rows):>6}" + "".join(f"{m:>8.3f}" for m in means))
+            if means := self.means(group):
+                n = len(self.rows[group])
+                lines.append(f"  {group:<14}{n:>6}" + "".join(f"{m:>8.3f}" for m in means))
         return "\n".join(lines)
 
 
@@ -303,11 +306,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {'half':<24}{'n':>6}{'R@1':>8}{'R@5':>8}{'R@10':>8}{'MRR':>8}")
         for name, pair in halves.items():
             for key, scores in zip(("original", "audited"), pair, strict=True):
-                rows = scores.rows.get("overall")
-                if rows:
-                    m = [statistics.fmean(col) for col in zip(*rows, strict=True)]
+                if m := scores.means():
                     print(
-                        f"  {name + ' ' + key:<24}{len(rows):>6}"
+                        f"  {name + ' ' + key:<24}{len(scores.rows['overall']):>6}"
                         f"{m[0]:>8.3f}{m[1]:>8.3f}{m[2]:>8.3f}{m[6]:>8.3f}"
                     )
         print(
@@ -317,21 +318,18 @@ def main(argv: list[str] | None = None) -> int:
             )
         )
         for key, scores in (("original", every_original), ("audited", every_audited)):
-            every = scores.rows.get("overall")
-            if every:
-                m = [statistics.fmean(col) for col in zip(*every, strict=True)]
+            if m := scores.means():
                 print(
                     f"session level, whole corpus, all five categories (the anchors' question "
-                    f"set), {key} evidence, n={len(every)}: R@5 {m[1]:.3f}  R@10 {m[2]:.3f}  "
-                    f"MRR {m[6]:.3f}"
+                    f"set), {key} evidence, n={len(scores.rows['overall'])}: R@5 {m[1]:.3f}  "
+                    f"R@10 {m[2]:.3f}  MRR {m[6]:.3f}"
                 )
         for text in misses:
             print(text)
-        adv = adversarial.rows.get("overall")
-        if adv:
-            means = [statistics.fmean(col) for col in zip(*adv, strict=True)]
+        if means := adversarial.means():
             print(
-                f"category 5 (adversarial; evidence = the turn the distractor twists), n={len(adv)}"
+                "category 5 (adversarial; evidence = the turn the distractor twists), "
+                f"n={len(adversarial.rows['overall'])}"
                 f": R@5 {means[1]:.3f}  R@10 {means[2]:.3f}  MRR {means[6]:.3f}"
             )
     return 0
