@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxmode.chunking import (
+    CHUNK_KINDS,
     chunk_code,
     chunk_content,
     chunk_document,
@@ -143,6 +144,9 @@ def test_dispatch_by_name_and_sniffing() -> None:
     assert sniff_kind("just words") == "text"
     assert chunk_document("def f():\n    pass\n", "m.py")[0].title == "def f"
     assert chunk_content('{"k": 1}')[0].kind == "json"
+    samples = {"a.md": "# T\nx\n", "b.json": '{"k": 1}', "c.py": "x = 1\n", "d.txt": "words\n"}
+    kinds = {p.kind for name, text in samples.items() for p in chunk_document(text, name)}
+    assert kinds == set(CHUNK_KINDS)  # search's type check knows every kind chunking makes
 
 
 def test_base_title_prefixes_every_title() -> None:

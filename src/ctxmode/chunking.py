@@ -24,6 +24,8 @@ MAX_CHUNK_CHARS = 4000
 #: Plain text and JSON pieces are grouped up to about this size: small enough to point at the
 #: right place, large enough to keep a paragraph with its neighbours.
 TARGET_CHUNK_CHARS = 1500
+#: The kinds of chunk (``Piece.kind``) that chunking produces.
+CHUNK_KINDS = ("code", "json", "markdown", "text")
 #: Lines per window when plain text has no paragraph breaks (logs, command output).
 WINDOW_LINES = 40
 #: A single code fence may grow to this multiple of ``max_chars`` before it is split.

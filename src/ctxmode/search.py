@@ -370,13 +370,10 @@ def warm(
 # -- filters ------------------------------------------------------------------------------------
 
 
-#: Item types a store may hold before it holds any item of them (chunk kinds besides the
-#: context types and event categories): filtering by one of them finds nothing, quietly.
-CHUNK_KINDS = ("code", "json", "markdown", "text")
-
-
 def _check_type(store: Store, type: str) -> None:
-    """``NotFound`` for a type that no item has and that is no known type either (a typo)."""
+    """``NotFound`` for a type that no item has and that is no known type either (a typo);
+    a known type (context type, event category, chunk kind) with no items finds nothing."""
+    from ctxmode.chunking import CHUNK_KINDS
     from ctxmode.events import CATEGORIES
     from ctxmode.models import CONTEXT_TYPES
 
