@@ -252,3 +252,29 @@ def test_a_deleted_working_directory_gets_a_clear_error(tmp_path: Path) -> None:
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     error = json.loads(proc.stdout)
     assert error["kind"] == "InvalidInput" and "no longer exists" in error["error"]
+
+
+HUGE = str(10**20)  # past SQLite's 64-bit integers: binding it raises OverflowError
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "says"),
+    [
+        (["gc", "--now", HUGE], 1, "out of range"),
+        (["gc", "--now", f"-{HUGE}"], 1, "out of range"),
+        (["search", "x", "--since", HUGE], 1, "out of range"),
+        (["search", "x", "--until", f"-{HUGE}"], 1, "out of range"),
+        (["events", "--limit", HUGE], 0, ""),
+        (["sessions", "--limit", HUGE], 0, ""),
+        (["show", HUGE], 1, "no context"),
+        (["task", "status", HUGE, "completed"], 1, "no task"),
+    ],
+)
+def test_integers_past_sqlite_range_get_clear_answers(
+    project: Path, args: list[str], code: int, says: str
+) -> None:
+    assert run_cli("init", cwd=project).returncode == 0
+    proc = run_cli(*args, cwd=project)
+    assert "Traceback" not in proc.stderr
+    assert proc.returncode == code, proc.stderr
+    assert says in proc.stderr

@@ -244,6 +244,8 @@ def test_every_filter(store: Store, project: Path) -> None:
         search(store, "parser", type="issues")
     with pytest.raises(InvalidInput):
         search(store, "parser", since="yesterday")  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="out of range"):
+        search(store, "parser", until=2**70)  # past SQLite's integers (MCP passes ints as sent)
 
 
 # -- hostile input -------------------------------------------------------------------------------

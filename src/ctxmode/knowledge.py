@@ -340,14 +340,14 @@ def write_decision(
 
 
 #: SQLite's INTEGER range: an id outside it cannot exist (and cannot even be bound).
-_SQLITE_INT_MIN, _SQLITE_INT_MAX = -(2**63), 2**63 - 1
+SQLITE_INT_MIN, SQLITE_INT_MAX = -(2**63), 2**63 - 1
 
 
 def _require_context(conn: sqlite3.Connection, context_id: int) -> None:
     if not isinstance(context_id, int) or isinstance(context_id, bool):
         raise InvalidInput(f"context id must be an integer, got {context_id!r}")
     if (
-        not _SQLITE_INT_MIN <= context_id <= _SQLITE_INT_MAX
+        not SQLITE_INT_MIN <= context_id <= SQLITE_INT_MAX
         or not conn.execute("SELECT 1 FROM contexts WHERE id = ?", (context_id,)).fetchone()
     ):
         raise NotFound(f"no context with id {context_id}; list ids with `ctxmode query`")
@@ -357,7 +357,7 @@ def _require_task(conn: sqlite3.Connection, task_id: int) -> None:
     if not isinstance(task_id, int) or isinstance(task_id, bool):
         raise InvalidInput(f"task id must be an integer, got {task_id!r}")
     if (
-        not _SQLITE_INT_MIN <= task_id <= _SQLITE_INT_MAX
+        not SQLITE_INT_MIN <= task_id <= SQLITE_INT_MAX
         or not conn.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone()
     ):
         raise NotFound(

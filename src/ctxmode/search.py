@@ -431,8 +431,14 @@ def _filter_sql(
         )
         params.extend([rel, len(rel) + 1, rel.rstrip("/") + "/"])
     for name, value in (("since", since), ("until", until)):
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+        if value is None:
+            continue
+        from ctxmode.knowledge import SQLITE_INT_MAX, SQLITE_INT_MIN
+
+        if not isinstance(value, int) or isinstance(value, bool):
             raise InvalidInput(f"{name} must be Unix seconds (an integer), got {value!r}")
+        if not SQLITE_INT_MIN <= value <= SQLITE_INT_MAX:
+            raise InvalidInput(f"{name} {value} is out of range; pass Unix seconds")
     if since is not None:
         parts.append("s.created_at >= ?")
         params.append(since)

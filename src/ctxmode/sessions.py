@@ -380,6 +380,11 @@ def row_to_event(row: Any) -> Event:
     )
 
 
+def _row_limit(limit: int) -> int:
+    """A row count for ``LIMIT``: negatives are 0, anything past SQLite's integers is all."""
+    return max(0, min(int(limit), 2**63 - 1))
+
+
 def list_events(
     store: Store,
     session_id: str | None = None,
@@ -402,7 +407,7 @@ def list_events(
     if where:
         sql += " WHERE " + " AND ".join(where)
     sql += " ORDER BY id DESC LIMIT ?"
-    rows = store.conn.execute(sql, (*params, max(0, int(limit)))).fetchall()
+    rows = store.conn.execute(sql, (*params, _row_limit(limit))).fetchall()
     return [row_to_event(r) for r in rows]
 
 
@@ -413,7 +418,7 @@ def list_sessions(store: Store, limit: int = 50) -> list[Session]:
     rows = store.conn.execute(
         "SELECT session_id, agent, project_dir, started_at, last_event_at, event_count, "
         "compact_count, ended_at FROM sessions ORDER BY last_event_at DESC, rowid DESC LIMIT ?",
-        (max(0, int(limit)),),
+        (_row_limit(limit),),
     ).fetchall()
     return [Session(*r) for r in rows]
 
