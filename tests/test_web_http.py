@@ -107,11 +107,14 @@ def test_contexts_list_and_each_filter(client: TestClient, seeded: Seeded) -> No
         ("?scope=team", "unknown scope"),
         ("?file=/etc/passwd", "outside the project root"),
         ("?page=x", "page must be a whole number"),
+        (f"?page={10**20}", "page must be a whole number"),  # past SQLite's integers
+        (f"?task={10**20}", "task must be a whole number"),
+        ("?task=987654", "no task with id 987654"),
     ],
 )
 def test_contexts_bad_filters_show_a_message(client: TestClient, query: str, message: str) -> None:
     r = client.get("/contexts" + query)
-    assert r.status_code == 400
+    assert r.status_code == (404 if "no task" in message else 400)
     assert message in error_of(r.text)
     assert "Traceback" not in r.text
 

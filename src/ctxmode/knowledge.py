@@ -511,6 +511,7 @@ def list_contexts(
         where.append("c.owner = ?")
         params.append(owner)
     if task_id is not None:
+        _require_task(store.conn, task_id)
         where.append("c.id IN (SELECT context_id FROM context_task_map WHERE task_id = ?)")
         params.append(task_id)
     if file_path:
@@ -528,7 +529,7 @@ def list_contexts(
     rows = store.conn.execute(
         f"SELECT {', '.join('c.' + c.strip() for c in CONTEXT_COLUMNS.split(','))} "
         f"FROM contexts c {clause} ORDER BY c.updated_at DESC, c.id DESC LIMIT ? OFFSET ?",
-        (*params, max(1, min(limit, 10_000)), max(0, offset)),
+        (*params, max(1, min(limit, 10_000)), max(0, min(offset, SQLITE_INT_MAX))),
     ).fetchall()
     return [row_to_context(r) for r in rows]
 

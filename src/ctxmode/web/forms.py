@@ -19,7 +19,7 @@ def opt_int(value: str | None, name: str) -> int | None:
     raw = (value or "").strip()
     if not raw:
         return None
-    if not raw.lstrip("-").isdigit():
+    if not raw.lstrip("-").isdigit() or not -(2**63) <= int(raw) < 2**63:
         raise InvalidInput(f"{name} must be a whole number, got {raw[:40]!r}")
     return int(raw)
 
