@@ -234,21 +234,81 @@ def test_corrupt_store_is_moved_aside_and_the_hook_keeps_working(project: Path) 
     assert "moved aside" in (project / ".context" / "hooks.log").read_text()
 
 
-def test_locked_store_fails_open_with_a_log_line(project: Path) -> None:
-    hook(CC, "post-tool-use.edit", project)
+def _locked(project: Path) -> sqlite3.Connection:
     holder = sqlite3.connect(project / ".context" / "context.db", isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
+    return holder
+
+
+def test_a_locked_store_spools_the_call_and_the_next_hook_writes_it(project: Path) -> None:
+    """A long writer (indexing a large folder) holds the write lock for seconds: the hook
+    fails open after ~1.7 s, keeping the call's redacted records in ``<db>.spool/``; the next
+    hook that gets the lock writes them, once."""
+    hook(CC, "post-tool-use.edit", project)
+    token = "ghp_" + "Zx9Yw8Vu7T" * 4
+    prompt = fixture(CC, "user-prompt-submit", project, prompt=f"use the token {token} today")
+    spool = project / ".context" / "context.db.spool"
+    holder = _locked(project)
     try:
-        proc = run_hook("post-tool-use", fixture(CC, "post-tool-use.write", project), cwd=project)
-        assert output_json(proc) is None
+        proc = run_hook("user-prompt-submit", prompt, cwd=project)
+        assert proc.returncode == 0 and output_json(proc) is None
     finally:
         holder.execute("ROLLBACK")
         holder.close()
-    log = project / ".context" / "hooks.log"
-    lines = log.read_text().splitlines()
-    assert lines and all(LOG_LINE.match(line) for line in lines)
-    assert "ERROR" in lines[-1] and "locked" in lines[-1]
-    assert stat.S_IMODE(log.stat().st_mode) == 0o600
+    (kept,) = spool.iterdir()
+    saved = kept.read_bytes()
+    assert token.encode() not in saved and b"REDACTED" in saved
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+    log = (project / ".context" / "hooks.log").read_text().splitlines()
+    assert all(LOG_LINE.match(line) for line in log)
+    assert " WARN " in log[-1] and "store locked" in log[-1]
+    assert count(project, "SELECT count(*) FROM events WHERE category = 'prompt'") == 0
+
+    hook(CC, "post-tool-use.write", project)  # gets the lock: writes its own call, then the spool
+    assert not spool.exists()
+    assert "wrote 1 spooled hook call" in (project / ".context" / "hooks.log").read_text()
+    texts = [
+        json.loads(row[0])["text"]
+        for row in db(project).execute("SELECT data FROM events WHERE category = 'prompt'")
+    ]
+    assert texts == ["use the token [REDACTED:github] today"]
+
+    # The same spooled call written again (two hooks racing, a crash before the delete): no-op.
+    spool.mkdir()
+    (spool / kept.name).write_bytes(saved)
+    hook(CC, "user-prompt-submit", project, prompt="and now the docs")
+    assert not spool.exists()
+    sql = "SELECT count(*) FROM events WHERE json_extract(data, '$.text') = ?"
+    assert count(project, sql, "use the token [REDACTED:github] today") == 1
+    assert count(project, sql, "and now the docs") >= 1
+
+
+def test_the_spool_is_bounded_and_skips_unreadable_files(project: Path) -> None:
+    from ctxmode.hooks.spool import MAX_FILES
+
+    hook(CC, "post-tool-use.edit", project)
+    spool = project / ".context" / "context.db.spool"
+    spool.mkdir()
+    for i in range(MAX_FILES):
+        (spool / f"{i:015d}-1-junk.json").write_text("not json")
+    holder = _locked(project)
+    try:
+        assert (
+            output_json(
+                run_hook(
+                    "user-prompt-submit", fixture(CC, "user-prompt-submit", project), cwd=project
+                )
+            )
+            is None
+        )
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert len(list(spool.iterdir())) == MAX_FILES  # full: the call is dropped, as before
+    last = (project / ".context" / "hooks.log").read_text().splitlines()[-1]
+    assert " ERROR " in last and "locked" in last
+    hook(CC, "post-tool-use.write", project)  # replays (drops) the unreadable files, 50 a call
+    assert len(list(spool.iterdir())) == MAX_FILES - 50
 
 
 def test_every_fixture_obeys_the_output_contract(project: Path) -> None:

@@ -48,6 +48,7 @@ __all__ = [
     "list_events",
     "list_sessions",
     "record",
+    "redact_record",
 ]
 
 #: Tool time above which a latency event is recorded (milliseconds).
@@ -277,7 +278,8 @@ def _evict(conn: sqlite3.Connection, session_id: str, cap: int) -> None:
     )
 
 
-def _redacted(rec: EventRecord) -> EventRecord:
+def redact_record(rec: EventRecord) -> EventRecord:
+    """A record with every string of its type and data redacted."""
     return EventRecord(rec.category, redact(rec.type), redact_value(rec.data))
 
 
@@ -289,11 +291,13 @@ def record(
     idempotency_key: str | None = None,
     project_dir: str | None = None,
     now_ms: int | None = None,
+    detect: bool = True,
 ) -> RecordResult:
     """Store the records of one hook call (plus detector records) in one transaction.
 
     ``idempotency_key`` identifies the hook call (e.g. a hash of its payload): calling again
-    with the same key stores nothing new.
+    with the same key stores nothing new. ``detect=False`` skips the detectors (a call
+    replayed from the spool is not the newest one any more).
     """
     ms = int(now_ms if now_ms is not None else time.time() * 1000)
     now = ms // 1000
@@ -310,9 +314,10 @@ def record(
         touch_session(conn, ev, project_dir, now)
         # Redacted here as well as at extraction: whatever a record holds (task ids, edit
         # modes, detector targets) is written only through this loop.
-        todo = [_redacted(r) for r in records]
+        todo = [redact_record(r) for r in records]
         if ev.kind in ("post_tool_use", "post_tool_use_failure"):
-            todo += [_redacted(r) for r in _detect(conn, ev, ms)]
+            if detect:
+                todo += [redact_record(r) for r in _detect(conn, ev, ms)]
             if ev.tool_name == "TodoWrite" and not ev.failed:
                 todo += _removed_todos(conn, ev, todo)
         for index, rec in enumerate(todo):

@@ -66,16 +66,12 @@ def handle(
         return None
     project = store.root_dir
     if kind in ("post_tool_use", "post_tool_use_failure"):
-        sessions.record(
-            store, ev, events.extract(ev), idempotency_key=idempotency_key, project_dir=project
-        )
+        _record(store, ev, events.extract(ev), idempotency_key)
         if ev.agent in _INJECT_ON_TOOL:
             return _pending_resume(store, ev)
         return None
     if kind == "user_prompt":
-        sessions.record(
-            store, ev, events.extract(ev), idempotency_key=idempotency_key, project_dir=project
-        )
+        _record(store, ev, events.extract(ev), idempotency_key)
         return _prompt_output(store, ev)
     if kind == "pre_compact":
         return _pre_compact(store, ev, idempotency_key)
@@ -89,10 +85,7 @@ def handle(
             from ctxmode.transcript import last_assistant_text
 
             ev = ev._replace(last_assistant_message=last_assistant_text(ev.transcript_path))
-        records = events.extract(ev)
-        result = sessions.record(
-            store, ev, records, idempotency_key=idempotency_key, project_dir=project
-        )
+        result = _record(store, ev, events.extract(ev), idempotency_key)
         if result.event_ids:
             with store.transaction() as conn:
                 sessions.set_state(
@@ -113,6 +106,32 @@ def handle(
             store, ev, events.extract(ev), idempotency_key=idempotency_key, project_dir=project
         )
     return None
+
+
+def _record(
+    store: Store,
+    ev: NormalizedHookEvent,
+    records: list[events.EventRecord],
+    idempotency_key: str | None,
+) -> sessions.RecordResult:
+    """``sessions.record``; when the store stays locked, the records go to the spool
+    (``hooks.spool``) and ``Spooled`` is raised instead of ``StoreUnavailable``."""
+    from ctxmode.errors import StoreUnavailable
+
+    ms = int(time.time() * 1000)
+    try:
+        return sessions.record(
+            store, ev, records, idempotency_key=idempotency_key, project_dir=store.root_dir,
+            now_ms=ms,
+        )  # fmt: skip
+    except StoreUnavailable:
+        from ctxmode.hooks import spool
+
+        if idempotency_key is None or ev.kind not in spool.KINDS:
+            raise
+        if not spool.keep(store, ev, records, idempotency_key, store.root_dir, ms):
+            raise
+        raise spool.Spooled(spool.folder(store)) from None
 
 
 def _pre_compact(

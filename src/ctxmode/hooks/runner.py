@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import sys
 
+TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time (see _lean)
+if TYPE_CHECKING:
+    from ctxmode.store import Store
+
 #: Payloads larger than this are dropped unread beyond the limit (bytes).
 MAX_PAYLOAD_BYTES = 10 * 1024 * 1024
 #: How long a hook waits for another writer per attempt; hooks must not stall the agent (ms).
@@ -115,6 +119,22 @@ def main(argv: list[str], *, keep_store_open: bool = False) -> int:
     return 0
 
 
+def _replay_spool(store: Store, root: str) -> None:
+    """Write the calls spooled while the store was locked (``hooks.spool``); never raises."""
+    try:
+        from ctxmode.hooks import spool
+
+        written = spool.replay(store)
+        if written:
+            log(
+                root,
+                "INFO",
+                f"wrote {written} spooled hook call(s) kept while the store was locked",
+            )
+    except Exception as exc:  # noqa: BLE001 - the spool waits for the next hook
+        log(root, "WARN", f"spooled hook calls not written yet: {type(exc).__name__}: {exc}")
+
+
 def _run(
     event: str,
     agent: str,
@@ -183,12 +203,17 @@ def _run(
             result = handlers.handle(store, ev, key)
         except BaseException as exc:
             store.close()
+            if type(exc).__name__ == "Spooled":
+                log(root, "WARN", f"{event}: store locked; the call's events wait in {exc}")
+                return None
             # Damage inside the file (a bad index page, say) shows only when a statement
             # touches it, after the store opened fine: recover as ``Store.open`` does, once.
             if attempt == 2 or not isinstance(exc, Exception) or not is_damage(exc):
                 raise
             damage = exc
         else:
+            if os.path.isdir(store.db_file + ".spool"):  # one stat when nothing waits
+                _replay_spool(store, root)
             if keep_open and not store.conn.in_transaction:
                 _KEPT_OPEN.append(store)  # closed by the process exit, without a checkpoint
             else:
