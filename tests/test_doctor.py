@@ -50,6 +50,7 @@ def test_healthy_store_is_all_ok(project: Path, home: Path) -> None:
     assert checks["integrity"].message == "PRAGMA integrity_check: ok"
     assert checks["fts5"].level == "OK"
     assert checks["quarantine"].level == "OK"
+    assert checks["spool"].level == "OK"
     assert checks["hook log"].level == "OK"
     assert {f"agent {a}" for a in install.AGENTS} <= set(checks)
     assert doctor.worst(tuple(checks.values())) == "OK"
@@ -111,6 +112,18 @@ def test_quarantined_files_are_named(project: Path, home: Path) -> None:
     assert checks["quarantine"].level == "WARN"
     assert kept.name in checks["quarantine"].message
     assert checks["schema"].level == "OK"
+
+
+def test_hook_calls_waiting_in_the_spool_are_counted(project: Path, home: Path) -> None:
+    db = db_of(project)
+    with Store.open(db) as store:
+        store.write_context("decision", "Use SQLite")
+    spool = Path(f"{db}.spool")
+    spool.mkdir()
+    for i in range(3):
+        (spool / f"{i:015d}-1-abc.json").write_text("{}")
+    checks = run(project, home)
+    assert checks["spool"].level == "WARN" and "3 hook call(s)" in checks["spool"].message
 
 
 def test_schema_versions(project: Path, home: Path) -> None:

@@ -189,6 +189,23 @@ def check_quarantine(db_path: Path) -> Check:
     )
 
 
+def check_spool(db_path: Path) -> Check:
+    """WARN when hook calls wait in the spool (``hooks.spool``: the store was locked)."""
+    folder = Path(f"{db_path}.spool")
+    try:
+        waiting = [p for p in folder.iterdir() if p.name.endswith(".json")]
+    except OSError:
+        waiting = []
+    if not waiting:
+        return Check("spool", "OK", "no hook calls waiting for a locked store")
+    return Check(
+        "spool",
+        "WARN",
+        f"{len(waiting)} hook call(s) kept in {folder} while the store was locked",
+        "the next hook call writes them; if none comes, stop the process holding the store",
+    )
+
+
 def _parse_log_line(line: str) -> tuple[float, str, str] | None:
     parts = line.rstrip("\n").split(" ", 2)
     if len(parts) < 2:
@@ -303,7 +320,12 @@ def run(
 ) -> tuple[Check, ...]:
     """Every check for the store at ``db_path`` of the project at ``root``, in report order."""
     ts = time.time() if now is None else now
-    checks: list[Check] = [*check_database(db_path), check_fts5(), check_quarantine(db_path)]
+    checks: list[Check] = [
+        *check_database(db_path),
+        check_fts5(),
+        check_quarantine(db_path),
+        check_spool(db_path),
+    ]
     if agents:
         checks.extend(check_agents(root, home))
     checks.append(check_hook_log(root, ts))
