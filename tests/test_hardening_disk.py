@@ -174,6 +174,7 @@ async def test_read_only_store_file(project: Path, immutable: Path) -> None:
     log = (project / ".context" / "hooks.log").read_text(encoding="utf-8")
     assert "read-only" in log or "readonly" in log, log
     assert "Traceback" not in log
+    assert not (project / ".context" / "context.db.spool").exists()  # only a lock is waited out
     is_error, text = await _mcp_write(project, "x")
     assert is_error, text
     assert any(n in text for n in ("read-only", "readonly", "writable")), text

@@ -45,7 +45,8 @@ if TYPE_CHECKING:
 _LOCKED_MESSAGES = ("database is locked", "database table is locked", "database is busy")
 
 
-def _is_locked(exc: BaseException) -> bool:
+def is_locked(exc: BaseException) -> bool:
+    """Whether a raw sqlite3 error means another connection holds the lock."""
     return isinstance(exc, sqlite3.OperationalError) and any(
         m in str(exc).lower() for m in _LOCKED_MESSAGES
     )
@@ -65,7 +66,7 @@ def translate_sqlite_error(exc: sqlite3.Error, path: str | os.PathLike[str]) -> 
         )
     if "disk is full" in text or "disk i/o" in text:
         return StoreUnavailable(f"cannot write {path} ({exc}); free disk space and retry")
-    if _is_locked(exc):
+    if is_locked(exc):
         return StoreUnavailable(
             f"{path} stayed locked by another process ({exc}); retry, or stop the process "
             "holding it"
@@ -324,7 +325,7 @@ class Store:
                     schema.migrate(conn)
                     break
                 except sqlite3.OperationalError as exc:
-                    if not _is_locked(exc) or attempt == config.LOCKED_RETRIES - 1:
+                    if not is_locked(exc) or attempt == config.LOCKED_RETRIES - 1:
                         raise
                     time.sleep(config.LOCKED_BACKOFF_S * (2**attempt))
         except sqlite3.Error as exc:
@@ -366,7 +367,7 @@ class Store:
                 self.conn.execute("BEGIN IMMEDIATE")
                 return
             except sqlite3.OperationalError as exc:
-                if not _is_locked(exc) or attempt == self.lock_retries - 1:
+                if not is_locked(exc) or attempt == self.lock_retries - 1:
                     raise translate_sqlite_error(exc, self.db_file) from exc
                 time.sleep(config.LOCKED_BACKOFF_S * (2**attempt))
 

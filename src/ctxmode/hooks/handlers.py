@@ -114,8 +114,8 @@ def _record(
     records: list[events.EventRecord],
     idempotency_key: str | None,
 ) -> sessions.RecordResult:
-    """``sessions.record``; when the store stays locked, the records go to the spool
-    (``hooks.spool``) and ``Spooled`` is raised instead of ``StoreUnavailable``."""
+    """``sessions.record``; when the store stays locked by another process, the records go
+    to the spool (``hooks.spool``) and ``Spooled`` is raised instead of ``StoreUnavailable``."""
     from ctxmode.errors import StoreUnavailable
 
     ms = int(time.time() * 1000)
@@ -124,11 +124,14 @@ def _record(
             store, ev, records, idempotency_key=idempotency_key, project_dir=store.root_dir,
             now_ms=ms,
         )  # fmt: skip
-    except StoreUnavailable:
+    except StoreUnavailable as exc:
         from ctxmode.hooks import spool
+        from ctxmode.store import is_locked
 
         if idempotency_key is None or ev.kind not in spool.KINDS:
             raise
+        if exc.__cause__ is None or not is_locked(exc.__cause__):
+            raise  # read-only, disk full ...: waiting would not help
         if not spool.keep(store, ev, records, idempotency_key, store.root_dir, ms):
             raise
         raise spool.Spooled(spool.folder(store)) from None
