@@ -283,6 +283,27 @@ def test_a_locked_store_spools_the_call_and_the_next_hook_writes_it(project: Pat
     assert count(project, sql, "and now the docs") >= 1
 
 
+@pytest.mark.parametrize("pre_compact_ran", [True, False])
+def test_a_locked_store_still_gets_the_resume_snapshot_injected(
+    project: Path, pre_compact_ran: bool
+) -> None:
+    """After a compaction the snapshot is what the agent gets back: a store locked by another
+    writer is read (WAL readers never wait), built on the fly when no pre-compact stored one."""
+    hook(CC, "post-tool-use.edit", project)
+    if pre_compact_ran:
+        hook(CC, "pre-compact", project)
+    holder = _locked(project)
+    try:
+        out = hook(CC, "session-start.compact", project)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    text = context_of(out)
+    assert "session_knowledge" in text and "client.py" in text  # the edited file
+    stored = count(project, "SELECT count(*) FROM session_resume")
+    assert stored == (1 if pre_compact_ran else 0)  # nothing written while locked
+
+
 def test_the_spool_is_bounded_and_skips_unreadable_files(project: Path) -> None:
     from ctxmode.hooks.spool import MAX_FILES
 

@@ -14,6 +14,7 @@ from ctxmode import events, sessions
 
 TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time (see _lean)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from ctxmode import snapshot
@@ -76,8 +77,12 @@ def handle(
     if kind == "pre_compact":
         return _pre_compact(store, ev, idempotency_key)
     if kind == "session_start":
-        sessions.record(store, ev, [], idempotency_key=None, project_dir=project)
-        return _session_start(store, ev)
+        # The resume snapshot matters more than the session row: a locked store (a long
+        # index run elsewhere) still gets it injected, read-only (WAL readers never wait).
+        writable = _written(
+            lambda: sessions.record(store, ev, [], idempotency_key=None, project_dir=project)
+        )
+        return _session_start(store, ev, writable)
     if kind == "stop":
         if ev.stop_hook_active:
             return None
@@ -152,14 +157,34 @@ def _pre_compact(
     return None
 
 
-def _inject(store: Store, ev: NormalizedHookEvent, stored: snapshot.StoredSnapshot) -> str:
+def _written(write: Callable[[], object]) -> bool:
+    """Run a write; False, instead of ``StoreUnavailable``, when another process holds the
+    lock (the caller goes on read-only)."""
+    from ctxmode.errors import StoreUnavailable
+    from ctxmode.store import is_locked
+
+    try:
+        write()
+    except StoreUnavailable as exc:
+        if exc.__cause__ is None or not is_locked(exc.__cause__):
+            raise
+        return False
+    return True
+
+
+def _inject(
+    store: Store, ev: NormalizedHookEvent, stored: snapshot.StoredSnapshot, writable: bool = True
+) -> str:
     from ctxmode import snapshot
 
-    snapshot.consume(store, stored.id)
+    if writable and stored.id:
+        snapshot.consume(store, stored.id)
     return snapshot.injection_text(stored.snapshot, "session_knowledge", stored.session_id)
 
 
-def _session_start(store: Store, ev: NormalizedHookEvent) -> dict[str, Any] | None:
+def _session_start(
+    store: Store, ev: NormalizedHookEvent, writable: bool = True
+) -> dict[str, Any] | None:
     from ctxmode import snapshot
 
     source = ev.source or "startup"
@@ -169,13 +194,13 @@ def _session_start(store: Store, ev: NormalizedHookEvent) -> dict[str, Any] | No
         stored = snapshot.latest_stored(store, ev.session_id, unconsumed=True)
         stored = stored or snapshot.latest_stored(store, ev.session_id)
         if stored is None:
-            stored = _rebuild(store, ev.session_id)
-        return context_output(ev, _inject(store, ev, stored)) if stored else None
+            stored = _rebuild(store, ev.session_id, writable)
+        return context_output(ev, _inject(store, ev, stored, writable)) if stored else None
     if source == "resume":
         stored = snapshot.latest_stored(store, unconsumed=True)
         if stored is None:
-            stored = _rebuild(store, ev.session_id) or _rebuild(store, None)
-        return context_output(ev, _inject(store, ev, stored)) if stored else None
+            stored = _rebuild(store, ev.session_id, writable) or _rebuild(store, None, writable)
+        return context_output(ev, _inject(store, ev, stored, writable)) if stored else None
     if not store.settings.startup_brief:
         return None
     brief = snapshot.startup_brief(store)
@@ -184,8 +209,11 @@ def _session_start(store: Store, ev: NormalizedHookEvent) -> dict[str, Any] | No
     return context_output(ev, snapshot.injection_text(brief, "project_brief"))
 
 
-def _rebuild(store: Store, session_id: str | None) -> snapshot.StoredSnapshot | None:
-    """Build and store a snapshot from events when none was stored (e.g. no pre-compact hook)."""
+def _rebuild(
+    store: Store, session_id: str | None, writable: bool = True
+) -> snapshot.StoredSnapshot | None:
+    """Build and store a snapshot from events when none was stored (e.g. no pre-compact hook);
+    not ``writable``: built only (id 0), for injection."""
     from ctxmode import snapshot
 
     if session_id is not None:
@@ -197,6 +225,8 @@ def _rebuild(store: Store, session_id: str | None) -> snapshot.StoredSnapshot | 
     snap = snapshot.build_snapshot(store, session_id)
     if snap.session_id is None or snap.event_count == 0:
         return None
+    if not writable:
+        return snapshot.StoredSnapshot(0, snap.session_id, snap.xml, snap.bytes, 0, False)
     snapshot.save(store, snap)
     return snapshot.latest_stored(store, snap.session_id)
 
