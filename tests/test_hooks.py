@@ -304,6 +304,18 @@ def test_a_locked_store_still_gets_the_resume_snapshot_injected(
     assert stored == (1 if pre_compact_ran else 0)  # nothing written while locked
 
 
+def test_a_compaction_without_pre_compact_gets_a_fresh_snapshot_not_the_last_one(
+    project: Path,
+) -> None:
+    hook(CC, "post-tool-use.edit", project)
+    hook(CC, "pre-compact", project)
+    assert "client.py" in context_of(hook(CC, "session-start.compact", project))
+    later = fixture(CC, "post-tool-use.write", project)  # src/retry.py, after that compaction
+    run_hook("post-tool-use", later, cwd=project)
+    # The second compaction's pre-compact hook never ran (locked store, killed process ...).
+    assert "retry.py" in context_of(hook(CC, "session-start.compact", project))
+
+
 def test_the_spool_is_bounded_and_skips_unreadable_files(project: Path) -> None:
     from ctxmode.hooks.spool import MAX_FILES
 

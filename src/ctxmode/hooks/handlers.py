@@ -191,10 +191,13 @@ def _session_start(
     if source == "clear":
         return None
     if source == "compact":
-        stored = snapshot.latest_stored(store, ev.session_id, unconsumed=True)
-        stored = stored or snapshot.latest_stored(store, ev.session_id)
-        if stored is None:
-            stored = _rebuild(store, ev.session_id, writable)
+        # No unconsumed one: the pre-compact hook did not run (or the store was locked then).
+        # Built afresh from the events, not the last compaction's, which misses all since.
+        stored = (
+            snapshot.latest_stored(store, ev.session_id, unconsumed=True)
+            or _rebuild(store, ev.session_id, writable)
+            or snapshot.latest_stored(store, ev.session_id)
+        )
         return context_output(ev, _inject(store, ev, stored, writable)) if stored else None
     if source == "resume":
         stored = snapshot.latest_stored(store, unconsumed=True)
