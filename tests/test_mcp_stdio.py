@@ -96,6 +96,16 @@ def test_bad_arguments_exit_1(project: Path) -> None:
     assert proc.stdout == ""
 
 
+def test_serve_from_a_deleted_directory_says_so(tmp_path: Path) -> None:
+    assert CTXMODE
+    script = 'mkdir gone && cd gone && rmdir ../gone && exec "$0" serve </dev/null'
+    proc = subprocess.run(
+        ["sh", "-c", script, CTXMODE], cwd=tmp_path, capture_output=True, text=True, timeout=30
+    )
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("Error: the current directory no longer exists")
+
+
 def test_serve_help_goes_through_the_cli(project: Path) -> None:
     assert CTXMODE
     proc = subprocess.run(

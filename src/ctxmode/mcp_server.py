@@ -563,6 +563,10 @@ def main(argv: Sequence[str], parent_pid: int | None = None) -> int:
         else:
             print(f"Error: unexpected argument {arg!r}; {USAGE}", file=sys.stderr)
             return 1
-    db_path, root = resolve_serve_paths(db)
-    serve(db_path, root, parent_pid=parent_pid)
+    try:
+        db_path, root = resolve_serve_paths(db)
+        serve(db_path, root, parent_pid=parent_pid)
+    except CtxmodeError as exc:  # before the server runs: a bad path, a cwd that is gone ...
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
     return 0
