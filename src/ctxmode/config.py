@@ -39,6 +39,10 @@ LOCKED_BACKOFF_S = 0.05
 #: Largest context body accepted, in characters.
 MAX_CONTENT_CHARS = 100_000
 
+#: SQLite's INTEGER range: a number outside it cannot be stored, nor even bound to a query
+#: (``OverflowError``), so ids, times and limits are checked or clamped against it.
+SQLITE_INT_MIN, SQLITE_INT_MAX = -(2**63), 2**63 - 1
+
 
 class Settings(NamedTuple):
     """Tunable behaviour; defaults here, overrides in ``.context/config.toml``."""

@@ -339,15 +339,11 @@ def write_decision(
     )
 
 
-#: SQLite's INTEGER range: an id outside it cannot exist (and cannot even be bound).
-SQLITE_INT_MIN, SQLITE_INT_MAX = -(2**63), 2**63 - 1
-
-
 def _require_context(conn: sqlite3.Connection, context_id: int) -> None:
     if not isinstance(context_id, int) or isinstance(context_id, bool):
         raise InvalidInput(f"context id must be an integer, got {context_id!r}")
     if (
-        not SQLITE_INT_MIN <= context_id <= SQLITE_INT_MAX
+        not config.SQLITE_INT_MIN <= context_id <= config.SQLITE_INT_MAX
         or not conn.execute("SELECT 1 FROM contexts WHERE id = ?", (context_id,)).fetchone()
     ):
         raise NotFound(f"no context with id {context_id}; list ids with `ctxmode query`")
@@ -357,7 +353,7 @@ def _require_task(conn: sqlite3.Connection, task_id: int) -> None:
     if not isinstance(task_id, int) or isinstance(task_id, bool):
         raise InvalidInput(f"task id must be an integer, got {task_id!r}")
     if (
-        not SQLITE_INT_MIN <= task_id <= SQLITE_INT_MAX
+        not config.SQLITE_INT_MIN <= task_id <= config.SQLITE_INT_MAX
         or not conn.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone()
     ):
         raise NotFound(
@@ -529,7 +525,7 @@ def list_contexts(
     rows = store.conn.execute(
         f"SELECT {', '.join('c.' + c.strip() for c in CONTEXT_COLUMNS.split(','))} "
         f"FROM contexts c {clause} ORDER BY c.updated_at DESC, c.id DESC LIMIT ? OFFSET ?",
-        (*params, max(1, min(limit, 10_000)), max(0, min(offset, SQLITE_INT_MAX))),
+        (*params, max(1, min(limit, 10_000)), max(0, min(offset, config.SQLITE_INT_MAX))),
     ).fetchall()
     return [row_to_context(r) for r in rows]
 

@@ -41,6 +41,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from ctxmode import config
 from ctxmode import search_cache as sc
 from ctxmode import search_query as sq
 from ctxmode import search_rank as sr
@@ -433,11 +434,9 @@ def _filter_sql(
     for name, value in (("since", since), ("until", until)):
         if value is None:
             continue
-        from ctxmode.knowledge import SQLITE_INT_MAX, SQLITE_INT_MIN
-
         if not isinstance(value, int) or isinstance(value, bool):
             raise InvalidInput(f"{name} must be Unix seconds (an integer), got {value!r}")
-        if not SQLITE_INT_MIN <= value <= SQLITE_INT_MAX:
+        if not config.SQLITE_INT_MIN <= value <= config.SQLITE_INT_MAX:
             raise InvalidInput(f"{name} {value} is out of range; pass Unix seconds")
     if since is not None:
         parts.append("s.created_at >= ?")

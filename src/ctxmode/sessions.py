@@ -387,7 +387,9 @@ def row_to_event(row: Any) -> Event:
 
 def _row_limit(limit: int) -> int:
     """A row count for ``LIMIT``: negatives are 0, anything past SQLite's integers is all."""
-    return max(0, min(int(limit), 2**63 - 1))
+    from ctxmode.config import SQLITE_INT_MAX
+
+    return max(0, min(int(limit), SQLITE_INT_MAX))
 
 
 def list_events(

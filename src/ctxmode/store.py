@@ -52,6 +52,12 @@ def is_locked(exc: BaseException) -> bool:
     )
 
 
+def lock_held(exc: BaseException) -> bool:
+    """Whether a ``StoreError`` was raised because another connection held the lock (and
+    not, say, because the file is read-only): waiting, or coming back later, would help."""
+    return exc.__cause__ is not None and is_locked(exc.__cause__)
+
+
 def translate_sqlite_error(exc: sqlite3.Error, path: str | os.PathLike[str]) -> StoreError:
     """Map a raw sqlite3 error to a ``StoreError`` that says what to do."""
     text = str(exc).lower()

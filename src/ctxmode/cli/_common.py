@@ -124,7 +124,7 @@ def parse_time(value: str | None, option: str, *, end_of_day: bool = False) -> i
         return None
     text = value.strip()
     if text.lstrip("-").isdigit():
-        if not -(2**63) <= int(text) < 2**63:
+        if not config.SQLITE_INT_MIN <= int(text) <= config.SQLITE_INT_MAX:
             raise click.BadParameter(f"{text} is out of range for Unix seconds", param_hint=option)
         return int(text)
     try:

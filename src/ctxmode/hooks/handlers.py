@@ -131,11 +131,9 @@ def _record(
         )  # fmt: skip
     except StoreUnavailable as exc:
         from ctxmode.hooks import spool
-        from ctxmode.store import is_locked
+        from ctxmode.store import lock_held
 
-        if idempotency_key is None or ev.kind not in spool.KINDS:
-            raise
-        if exc.__cause__ is None or not is_locked(exc.__cause__):
+        if idempotency_key is None or ev.kind not in spool.KINDS or not lock_held(exc):
             raise  # read-only, disk full ...: waiting would not help
         if not spool.keep(store, ev, records, idempotency_key, store.root_dir, ms):
             raise
@@ -161,12 +159,12 @@ def _written(write: Callable[[], object]) -> bool:
     """Run a write; False, instead of ``StoreUnavailable``, when another process holds the
     lock (the caller goes on read-only)."""
     from ctxmode.errors import StoreUnavailable
-    from ctxmode.store import is_locked
+    from ctxmode.store import lock_held
 
     try:
         write()
     except StoreUnavailable as exc:
-        if exc.__cause__ is None or not is_locked(exc.__cause__):
+        if not lock_held(exc):
             raise
         return False
     return True

@@ -11,6 +11,7 @@ from typing import Any
 
 from starlette.datastructures import FormData
 
+from ctxmode.config import SQLITE_INT_MAX, SQLITE_INT_MIN
 from ctxmode.errors import InvalidInput
 
 
@@ -19,7 +20,7 @@ def opt_int(value: str | None, name: str) -> int | None:
     raw = (value or "").strip()
     if not raw:
         return None
-    if not raw.lstrip("-").isdigit() or not -(2**63) <= int(raw) < 2**63:
+    if not raw.lstrip("-").isdigit() or not SQLITE_INT_MIN <= int(raw) <= SQLITE_INT_MAX:
         raise InvalidInput(f"{name} must be a whole number, got {raw[:40]!r}")
     return int(raw)
 
