@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 MAX_FILES = 500
 #: Spooled calls one hook writes after its own, at most (each ~1-2 ms).
 REPLAY_BATCH = 50
+#: How long a replay waits for the write lock: the spool can wait for a later hook, the agent
+#: should not (a hook that only read, on a store still locked, replays too).
+REPLAY_WAIT_MS = 100
 #: The hook kinds whose records are worth keeping (the others only read or inject).
 KINDS = frozenset({"post_tool_use", "post_tool_use_failure", "user_prompt", "stop"})
 _SUFFIX = ".json"
@@ -91,6 +94,8 @@ def replay(store: Store, limit: int = REPLAY_BATCH) -> int:
         names = sorted(n for n in os.listdir(where) if n.endswith(_SUFFIX) and n[0] != ".")
     except OSError:
         return 0  # no spool: the common case, one failed listdir
+    if names:
+        store.limit_lock_wait(REPLAY_WAIT_MS, 1)
     written = 0
     for name in names[:limit]:
         path = os.path.join(where, name)
