@@ -317,7 +317,7 @@ def test_a_compaction_without_pre_compact_gets_a_fresh_snapshot_not_the_last_one
 
 
 def test_the_spool_is_bounded_and_skips_unreadable_files(project: Path) -> None:
-    from ctxmode.hooks.spool import MAX_FILES
+    from ctxmode.spool import MAX_FILES
 
     hook(CC, "post-tool-use.edit", project)
     spool = project / ".context" / "context.db.spool"

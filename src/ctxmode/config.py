@@ -90,6 +90,12 @@ def find_project_root(start: Path | None = None) -> Path:
     return Path(find_root(start))
 
 
+def spool_dir_for(db_path: str | os.PathLike[str]) -> str:
+    """Where hooks keep their calls while the store at ``db_path`` is locked
+    (``ctxmode.spool``), next to the store file."""
+    return f"{os.fspath(db_path)}.spool"
+
+
 def db_path_for(root: str | os.PathLike[str]) -> str:
     """``$CTXMODE_DB`` (expanded, resolved), else the default store path under ``root``."""
     env = os.environ.get(ENV_DB)

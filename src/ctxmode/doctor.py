@@ -190,12 +190,11 @@ def check_quarantine(db_path: Path) -> Check:
 
 
 def check_spool(db_path: Path) -> Check:
-    """WARN when hook calls wait in the spool (``hooks.spool``: the store was locked)."""
-    folder = Path(f"{db_path}.spool")
-    try:
-        waiting = [p for p in folder.iterdir() if p.name.endswith(".json")]
-    except OSError:
-        waiting = []
+    """WARN when hook calls wait in the spool (``ctxmode.spool``: the store was locked)."""
+    from ctxmode import spool
+
+    folder = config.spool_dir_for(db_path)
+    waiting = spool.waiting(folder)
     if not waiting:
         return Check("spool", "OK", "no hook calls waiting for a locked store")
     return Check(

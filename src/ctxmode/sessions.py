@@ -18,6 +18,7 @@ import json
 import sqlite3
 import time
 
+from ctxmode import config
 from ctxmode._lean import sha256_hex
 from ctxmode.events import (
     CATEGORIES,
@@ -387,9 +388,7 @@ def row_to_event(row: Any) -> Event:
 
 def _row_limit(limit: int) -> int:
     """A row count for ``LIMIT``: negatives are 0, anything past SQLite's integers is all."""
-    from ctxmode.config import SQLITE_INT_MAX
-
-    return max(0, min(int(limit), SQLITE_INT_MAX))
+    return max(0, min(int(limit), config.SQLITE_INT_MAX))
 
 
 def list_events(

@@ -120,7 +120,7 @@ def _record(
     idempotency_key: str | None,
 ) -> sessions.RecordResult:
     """``sessions.record``; when the store stays locked by another process, the records go
-    to the spool (``hooks.spool``) and ``Spooled`` is raised instead of ``StoreUnavailable``."""
+    to the spool (``ctxmode.spool``) and ``Spooled`` is raised instead of ``StoreUnavailable``."""
     from ctxmode.errors import StoreUnavailable
 
     ms = int(time.time() * 1000)
@@ -130,7 +130,7 @@ def _record(
             now_ms=ms,
         )  # fmt: skip
     except StoreUnavailable as exc:
-        from ctxmode.hooks import spool
+        from ctxmode import spool
         from ctxmode.store import lock_held
 
         if idempotency_key is None or ev.kind not in spool.KINDS or not lock_held(exc):

@@ -120,9 +120,9 @@ def main(argv: list[str], *, keep_store_open: bool = False) -> int:
 
 
 def _replay_spool(store: Store, root: str) -> None:
-    """Write the calls spooled while the store was locked (``hooks.spool``); never raises."""
+    """Write the calls spooled while the store was locked (``ctxmode.spool``); never raises."""
     try:
-        from ctxmode.hooks import spool
+        from ctxmode import spool
 
         written = spool.replay(store)
         if written:
@@ -203,7 +203,9 @@ def _run(
             result = handlers.handle(store, ev, key)
         except BaseException as exc:
             store.close()
-            if type(exc).__name__ == "Spooled":
+            from ctxmode.spool import Spooled  # the failure path only
+
+            if isinstance(exc, Spooled):
                 log(root, "WARN", f"{event}: store locked; the call's events wait in {exc}")
                 return None
             # Damage inside the file (a bad index page, say) shows only when a statement
@@ -212,7 +214,7 @@ def _run(
                 raise
             damage = exc
         else:
-            if os.path.isdir(store.db_file + ".spool"):  # one stat when nothing waits
+            if os.path.isdir(config.spool_dir_for(store.db_file)):  # one stat when none waits
                 _replay_spool(store, root)
             if keep_open and not store.conn.in_transaction:
                 _KEPT_OPEN.append(store)  # closed by the process exit, without a checkpoint

@@ -10,8 +10,9 @@ stores nothing new; the events keep the time of their call, not of their replay,
 the ones written meanwhile in id order. Replay skips the detectors (loops, latency), which
 compare a call with the ones just before it.
 
-Bounded: past ``MAX_FILES`` files the hook drops the event as before, with a log line. Standard
-library only: this runs on the hook path.
+Bounded: past ``MAX_FILES`` files the hook drops the event as before, with a log line. Core,
+not hook code: the hooks write and replay the spool, ``doctor`` counts what waits in it.
+Standard library only: this runs on the hook path.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import contextlib
 import json
 import os
 
-from ctxmode import sessions
+from ctxmode import config, sessions
 from ctxmode.events import EventRecord, NormalizedHookEvent
 
 TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time (see _lean)
@@ -44,7 +45,16 @@ class Spooled(Exception):
 
 
 def folder(store: Store) -> str:
-    return store.db_file + ".spool"
+    return config.spool_dir_for(store.db_file)
+
+
+def waiting(where: str) -> list[str]:
+    """The file names of the calls spooled in ``where``, oldest first (none without a spool;
+    files still being written, or claimed by a replaying hook, are not listed)."""
+    try:
+        return sorted(n for n in os.listdir(where) if n.endswith(_SUFFIX) and n[0] != ".")
+    except OSError:
+        return []
 
 
 def keep(
@@ -90,12 +100,10 @@ def replay(store: Store, limit: int = REPLAY_BATCH) -> int:
     and raises.
     """
     where = folder(store)
-    try:
-        names = sorted(n for n in os.listdir(where) if n.endswith(_SUFFIX) and n[0] != ".")
-    except OSError:
-        return 0  # no spool: the common case, one failed listdir
-    if names:
-        store.limit_lock_wait(REPLAY_WAIT_MS, 1)
+    names = waiting(where)
+    if not names:
+        return 0
+    store.limit_lock_wait(REPLAY_WAIT_MS, 1)
     written = 0
     for name in names[:limit]:
         path = os.path.join(where, name)
