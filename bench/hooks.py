@@ -65,7 +65,7 @@ def seed_store(project: Path, session_id: str) -> None:
     at most ``Settings.max_session_events`` (2000) events.
     """
     from ctxmode import Store
-    from ctxmode.events import CATEGORIES
+    from ctxmode.sessions.events import CATEGORIES
 
     rng = random.Random(7)
     cats = list(CATEGORIES)

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ctxmode import Store
-from ctxmode.knowledge import content_hash
-from ctxmode.models import CONTEXT_TYPES, tier_of
+from ctxmode.core.models import CONTEXT_TYPES, tier_of
+from ctxmode.knowledge.contexts import content_hash
 
 WORDS = [
     "cache",

@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     import numpy as np
 
-    import ctxmode.search as search_mod
+    import ctxmode.search.engine as search_mod
     from _minilm import Encoder
 
     conversations = json.loads(source.read_text(encoding="utf-8"))

@@ -175,7 +175,7 @@ def ensure_context_mode() -> Path | None:
 def importtime_report(top: int = 12) -> None:
     """Where ``ctxmode serve`` spends its import time (``python -X importtime``)."""
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", "import ctxmode.mcp_server"],
+        [sys.executable, "-X", "importtime", "-c", "import ctxmode.mcp.server"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -189,7 +189,7 @@ def importtime_report(top: int = 12) -> None:
     by_package: dict[str, int] = defaultdict(int)
     for self_us, _cum, _depth, name in rows:
         by_package[name.split(".")[0]] += self_us
-    print(f"\nimport ctxmode.mcp_server: {total / 1000:.0f} ms of imports (self times summed)")
+    print(f"\nimport ctxmode.mcp.server: {total / 1000:.0f} ms of imports (self times summed)")
     print("by top-level package (self time):")
     for name, us in sorted(by_package.items(), key=lambda kv: -kv[1])[:top]:
         print(f"  {name:<24} {us / 1000:7.0f} ms  {100 * us / total:4.1f} %")
@@ -197,7 +197,7 @@ def importtime_report(top: int = 12) -> None:
     for _self, cum, depth, name in sorted(rows, key=lambda r: -r[1])[:top]:
         print(f"  {name:<48} {cum / 1000:7.0f} ms  (depth {depth // 2})")
     phases = (
-        "import time, sys; t0 = time.perf_counter(); import ctxmode.mcp_server as m; "
+        "import time, sys; t0 = time.perf_counter(); import ctxmode.mcp.server as m; "
         "t1 = time.perf_counter(); m.build_server(sys.argv[1]); t2 = time.perf_counter(); "
         "print(f'{(t1 - t0) * 1000:.0f} {(t2 - t1) * 1000:.0f}')"
     )

@@ -1,7 +1,7 @@
 """How much of a session survives in the resume snapshot.
 
 Scripted sessions with known facts are recorded through the real extraction and store code
-(``ctxmode.events`` + ``ctxmode.sessions``), buried in noise (reads, searches, MCP calls...).
+(``sessions.events`` + ``sessions.records``), buried in noise (reads, searches, MCP calls...).
 For snapshot budgets of 1, 2 and 4 KB it prints the share of P1 facts (edited files, tasks with
 their status, the plan, rule files, the last three requests) and P2 facts (decisions, commits,
 unresolved errors, constraints, blockers, rejected approaches, installs) found in the snapshot.
@@ -18,8 +18,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ctxmode import Store, sessions, snapshot
-from ctxmode.events import NormalizedHookEvent, extract
+from ctxmode import Store
+from ctxmode.sessions import records as sessions
+from ctxmode.sessions import snapshot
+from ctxmode.sessions.events import NormalizedHookEvent, extract
 
 BUDGETS = (1024, 2048, 4096)
 

@@ -235,7 +235,7 @@ def in_process(
     write between two searches); then every question without its source filter (the whole
     store), once and again."""
     from ctxmode import Store
-    from ctxmode.indexing import index_content
+    from ctxmode.search.indexing import index_content
 
     db = folder / ".context" / "context.db"
     rounds = ("first", "again", "after a write", "unfiltered first", "unfiltered again")
@@ -264,8 +264,8 @@ async def run(
     during the run moves every figure together.
     """
     from ctxmode import Store
-    from ctxmode.config import ENV_SEARCH_WARMUP
-    from ctxmode.indexing import index_content
+    from ctxmode.core.config import ENV_SEARCH_WARMUP
+    from ctxmode.search.indexing import index_content
 
     ours_dir = tmp / "ctxmode"
     db = ours_dir / ".context" / "context.db"

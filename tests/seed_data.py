@@ -6,8 +6,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ctxmode import Store, sessions, snapshot
-from ctxmode.events import EventRecord, NormalizedHookEvent
+from ctxmode import Store
+from ctxmode.sessions import records as sessions
+from ctxmode.sessions import snapshot
+from ctxmode.sessions.events import EventRecord, NormalizedHookEvent
 
 SESSION = "sess-alpha-0001"
 OTHER_SESSION = "sess-beta-0002"

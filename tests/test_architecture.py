@@ -1,58 +1,185 @@
-"""Import direction: the core imports no interface code; only config.py reads the environment."""
+"""The package layout and its import direction, counting imports inside functions too.
+
+Top-level units of ``ctxmode`` (a subpackage or a loose module) sit in layers; a unit may import
+only units of lower layers (and itself). Two units of one layer never import each other, so no
+cycle can form. The faces (CLI, hooks, MCP, web) sit on top and import each other only where
+the CLI composes them.
+"""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
+import pytest
+
 import ctxmode
 
 PACKAGE = Path(ctxmode.__file__).parent
-INTERFACES = ("ctxmode.cli", "ctxmode.hooks", "ctxmode.web", "ctxmode.mcp_")
-HEAVY = ("click", "rich", "mcp", "pydantic", "starlette", "uvicorn", "jinja2", "httpx")
+
+#: unit -> layer. Lower layers never import higher ones.
+LAYERS: dict[str, int] = {
+    "core": 0,
+    "knowledge": 1,
+    "sessions": 1,
+    "agents": 1,
+    "search": 2,
+    "sandbox": 3,
+    "exchange": 3,
+    "store": 4,
+    "stats": 4,
+    "doctor": 5,
+    "cli": 6,
+    "hooks": 6,
+    "mcp": 6,
+    "web": 6,
+    "_entry": 7,
+    "__main__": 8,
+    "__init__": 9,  # ``ctxmode/__init__.py``: lazy re-exports of the public API
+}
+#: Face -> faces it may start: the CLI is the composition root of ``ui``, ``hook``, ``serve``.
+FACES_ALLOWED = {("cli", "web"), ("cli", "hooks"), ("cli", "mcp")}
+FACES = {"cli", "hooks", "mcp", "web"}
+HEAVY = ("click", "rich", "mcp", "pydantic", "starlette", "uvicorn", "jinja2", "httpx", "anyio")
+MAX_LOOSE_MODULES = 10
+MAX_MODULE_LINES = 700
 
 
-def _core_modules() -> list[Path]:
-    out = []
-    for path in PACKAGE.rglob("*.py"):
-        rel = path.relative_to(PACKAGE).as_posix()
-        if rel.startswith(("cli/", "hooks/", "web/", "mcp_")):
-            continue
-        if rel in {"_entry.py", "__main__.py"}:
-            continue
-        out.append(path)
+def _unit(path: Path) -> str:
+    rel = path.relative_to(PACKAGE)
+    return rel.parts[0] if len(rel.parts) > 1 else rel.stem
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(PACKAGE).with_suffix("")
+    parts = [p for p in rel.parts if p != "__init__"]
+    return ".".join(["ctxmode", *parts])
+
+
+def _imports(path: Path, *, top_level_only: bool = False) -> list[tuple[int, str]]:
+    """(line, module) of every import of ``path``; relative imports resolved."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    nodes = tree.body if top_level_only else list(ast.walk(tree))
+    package = _module_name(path).rsplit(".", 0 if path.name == "__init__.py" else 1)[0]
+    out: list[tuple[int, str]] = []
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            out.extend((node.lineno, a.name) for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            if module == "ctxmode":
+                # ``from ctxmode import x``: x is a unit, the version, or a public name that
+                # ``__init__`` re-exports from ``store`` or ``core``: count where it lives.
+                for a in node.names:
+                    if a.name in LAYERS:
+                        out.append((node.lineno, f"ctxmode.{a.name}"))
+                    elif a.name != "__version__":
+                        unit = "store" if a.name == "Store" else "core"
+                        out.append((node.lineno, f"ctxmode.{unit}"))
+            else:
+                out.append((node.lineno, module))
     return out
 
 
-def _imports(path: Path, top_level_only: bool) -> list[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    nodes = tree.body if top_level_only else list(ast.walk(tree))
-    names: list[str] = []
-    for node in nodes:
-        if isinstance(node, ast.Import):
-            names.extend(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names.append(node.module)
-        elif isinstance(node, ast.If) and top_level_only:
-            continue  # TYPE_CHECKING blocks
-    return names
+def _target_unit(module: str) -> str | None:
+    if module == "ctxmode":
+        return "__init__"
+    if not module.startswith("ctxmode."):
+        return None
+    return module.split(".")[1]
 
 
-def test_core_never_imports_interfaces() -> None:
+def _all_files() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def test_every_unit_has_a_layer() -> None:
+    units = {_unit(p) for p in _all_files()}
+    assert units <= set(LAYERS), sorted(units - set(LAYERS))
+
+
+def test_imports_only_go_down() -> None:
     offenders = []
-    for path in _core_modules():
-        for name in _imports(path, top_level_only=False):
-            if name.startswith(INTERFACES):
-                offenders.append(f"{path.name}: {name}")
-    assert not offenders, offenders
+    for path in _all_files():
+        own = _unit(path)
+        for line, module in _imports(path):
+            target = _target_unit(module)
+            if target is None or target == own:
+                continue
+            if (own, target) in FACES_ALLOWED:
+                continue
+            if own == "__init__" or LAYERS[target] >= LAYERS[own]:
+                if own == "__init__" and target in {"core", "store"}:
+                    continue  # the public API re-exports, resolved lazily
+                rel = path.relative_to(PACKAGE).as_posix()
+                offenders.append(f"{rel}:{line} imports {module} ({own} -> {target})")
+    assert not offenders, "\n".join(offenders)
 
 
-def test_core_imports_no_heavy_library_at_module_level() -> None:
+def _graph_with(extra: tuple[str, str]) -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for path in _all_files():
+        own = _unit(path)
+        for _, module in _imports(path):
+            target = _target_unit(module)
+            if target and target != own:
+                graph.setdefault(own, set()).add(target)
+    graph.setdefault(extra[0], set()).add(extra[1])
+    return graph
+
+
+def _has_cycle(graph: dict[str, set[str]]) -> bool:
+    state: dict[str, int] = {}
+
+    def visit(node: str) -> bool:
+        state[node] = 1
+        for nxt in graph.get(node, ()):
+            if state.get(nxt) == 1 or (nxt not in state and visit(nxt)):
+                return True
+        state[node] = 2
+        return False
+
+    return any(node not in state and visit(node) for node in list(graph))
+
+
+def test_the_layer_check_catches_an_upward_import() -> None:
+    """The checks above can fail: one upward edge (knowledge -> store) makes a cycle."""
+    assert _has_cycle(_graph_with(("knowledge", "store")))
+    assert LAYERS["knowledge"] < LAYERS["store"]
+
+
+def test_no_cycle_between_units() -> None:
+    graph = _graph_with(("core", "core"))
+    graph["core"].discard("core")
+    assert not _has_cycle(graph)
+
+
+@pytest.mark.parametrize("package", ["mcp", "search", "sessions", "knowledge", "sandbox"])
+def test_no_cycle_inside_a_package(package: str) -> None:
+    graph: dict[str, set[str]] = {}
+    for path in (PACKAGE / package).glob("*.py"):
+        own = _module_name(path)
+        for _, module in _imports(path):
+            if module.startswith(f"ctxmode.{package}.") and module != own:
+                graph.setdefault(own, set()).add(module)
+    if package == "sandbox":  # __init__ re-exports its modules: that edge is the API
+        graph.pop("ctxmode.sandbox", None)
+    assert not _has_cycle(graph), graph
+
+
+def test_core_imports_no_interface_or_heavy_library_at_module_level() -> None:
     offenders = []
-    for path in _core_modules():
-        for name in _imports(path, top_level_only=True):
-            if name.split(".")[0] in HEAVY:
-                offenders.append(f"{path.name}: {name}")
+    for path in _all_files():
+        if _unit(path) in FACES or _unit(path) in {"_entry", "__main__"}:
+            continue
+        for line, module in _imports(path, top_level_only=True):
+            if module.split(".")[0] in HEAVY:
+                offenders.append(f"{path.relative_to(PACKAGE)}:{line}: {module}")
     assert not offenders, offenders
 
 
@@ -69,28 +196,33 @@ def _reads_environment(path: Path) -> bool:
 
 
 def test_only_config_reads_the_environment() -> None:
-    offenders = [
+    offenders = {
         path.relative_to(PACKAGE).as_posix()
-        for path in PACKAGE.rglob("*.py")
+        for path in _all_files()
         if path.name != "config.py" and _reads_environment(path)
-    ]
+    }
     # Subprocess launchers may pass an environment through; they must not read settings from it.
-    allowed = {"sandbox.py", "cli/serve.py", "hooks/runner.py"}
-    assert set(offenders) <= allowed, offenders
+    allowed = {"sandbox/process.py", "cli/serve.py", "hooks/runner.py"}
+    assert offenders <= allowed, offenders
 
 
-def test_interfaces_do_not_import_each_other() -> None:
-    groups = {"cli/": "ctxmode.cli", "web/": "ctxmode.web", "hooks/": "ctxmode.hooks"}
-    # The CLI is the composition root of `ctxmode ui` and `hook`: it may start them, no more.
-    allowed = {("cli/web.py", "ctxmode.web"), ("cli/sessions.py", "ctxmode.hooks")}
-    offenders = []
-    for path in PACKAGE.rglob("*.py"):
-        rel = path.relative_to(PACKAGE).as_posix()
-        own = next((g for g in groups if rel.startswith(g)), None)
-        if own is None:
-            continue
-        for name in _imports(path, top_level_only=False):
-            for group, module in groups.items():
-                if group != own and name.startswith(module) and (rel, module) not in allowed:
-                    offenders.append(f"{rel}: {name}")
-    assert not offenders, offenders
+def test_every_package_says_what_it_holds_and_may_import() -> None:
+    for init in PACKAGE.glob("*/__init__.py"):
+        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+        assert len(doc) > 80, init
+        assert "May import" in doc or init.parent.name == "cli", init
+
+
+def test_the_house_stays_small() -> None:
+    loose = [
+        p.name
+        for p in PACKAGE.glob("*.py")
+        if p.name not in {"__init__.py", "__main__.py", "_entry.py"}
+    ]
+    assert len(loose) <= MAX_LOOSE_MODULES, loose
+    big = {
+        p.relative_to(PACKAGE).as_posix(): n
+        for p in _all_files()
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert not big, big

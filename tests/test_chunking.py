@@ -7,7 +7,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxmode.chunking import (
+from ctxmode.search.chunking import (
     CHUNK_KINDS,
     chunk_code,
     chunk_content,

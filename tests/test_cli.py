@@ -214,7 +214,12 @@ def test_a_command_loads_only_its_own_module(project: Path) -> None:
     loaded = set(proc.stderr.split())
     assert json.loads(proc.stdout)["hits"] == []
     assert "ctxmode.cli.search" in loaded
-    for module in ("ctxmode.cli.install", "ctxmode.cli.indexing", "ctxmode.sandbox", "rich.table"):
+    for module in (
+        "ctxmode.cli.install",
+        "ctxmode.cli.indexing",
+        "ctxmode.sandbox",
+        "rich.table",
+    ):
         assert module not in loaded, module
     from ctxmode.cli import COMMAND_MODULES
 

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from ctxmode import Store, doctor, install
-from ctxmode.schema import SCHEMA_VERSION
+from ctxmode import Store, doctor
+from ctxmode.agents import install
+from ctxmode.core.schema import SCHEMA_VERSION
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC).timestamp()
 

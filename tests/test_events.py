@@ -8,8 +8,14 @@ from pathlib import Path
 import pytest
 
 from _hooks import fixture, fixture_names
-from ctxmode.events import CATEGORIES, EventRecord, NormalizedHookEvent, extract, prompt_records
 from ctxmode.hooks import adapters
+from ctxmode.sessions.events import (
+    CATEGORIES,
+    EventRecord,
+    NormalizedHookEvent,
+    extract,
+    prompt_records,
+)
 
 P = Path("/work/proj")
 

@@ -10,8 +10,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from ctxmode import InvalidInput, Store
-from ctxmode.fetch import blocked_address, check_url, fetch_and_index
-from ctxmode.indexing import source_chunks
+from ctxmode.search.fetch import blocked_address, check_url, fetch_and_index
+from ctxmode.search.sources import source_chunks
 from ctxmode.stats import sandbox_stats
 
 PAGE = """<!doctype html><html><head><title>Widget guide</title>

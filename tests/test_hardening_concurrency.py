@@ -32,7 +32,7 @@ from _hardening import (
     integrity,
     post_tool_use,
 )
-from ctxmode.mcp_server import build_server
+from ctxmode.mcp.server import build_server
 
 WORKERS = 8
 PAYLOADS = 200
@@ -198,7 +198,7 @@ def test_a_retried_hook_is_a_no_op(project: Path) -> None:
     first = json.dumps(_payload(project, 0, 0)).encode()
     assert hook_process("post-tool-use", first, cwd=project).returncode == 0
     # Push the first event out of the duplicate-detection window (sessions.RECENT_WINDOW).
-    from ctxmode.sessions import RECENT_WINDOW
+    from ctxmode.sessions.records import RECENT_WINDOW
 
     for i in range(1, RECENT_WINDOW + 5):
         code, _, _ = hook_inprocess(
@@ -223,7 +223,7 @@ def test_a_retry_with_reformatted_json_is_still_a_no_op(project: Path) -> None:
     db = project / ".context" / "context.db"
     payload = _payload(project, 0, 0)
     hook_inprocess("post-tool-use", json.dumps(payload).encode(), cwd=project)
-    from ctxmode.sessions import RECENT_WINDOW
+    from ctxmode.sessions.records import RECENT_WINDOW
 
     for i in range(1, RECENT_WINDOW + 5):
         hook_inprocess("post-tool-use", json.dumps(_payload(project, 0, i)).encode(), cwd=project)

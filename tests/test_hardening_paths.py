@@ -15,8 +15,9 @@ import pytest
 from mcp import Client
 
 from conftest import run_cli
-from ctxmode import PathOutsideProject, Store, indexing, sandbox
-from ctxmode.mcp_server import build_server
+from ctxmode import PathOutsideProject, Store, sandbox
+from ctxmode.mcp.server import build_server
+from ctxmode.search import indexing
 
 MARKER = "OUTSIDE-SECRET-MARKER-42"
 

@@ -1,6 +1,6 @@
 """Secrets: planted through every entry point, found nowhere afterwards.
 
-Every kind of credential ``ctxmode.redact`` knows is planted through the CLI, the Python API,
+Every kind of credential ``ctxmode.core.redact`` knows is planted through the CLI, the Python API,
 the hooks of every agent (each captured payload shape, secrets in every free-text field), the
 MCP tools, indexing (a ``.env`` file included), sandbox output (small and large) and a fetch
 from a local HTTP server. Then the raw store bytes (WAL before and after a checkpoint),
@@ -24,8 +24,8 @@ from _hardening import hook_inprocess, hook_process
 from _hooks import FIXTURES, _rewrite, event_name
 from conftest import run_cli, serve_body
 from ctxmode import Store
-from ctxmode.mcp_server import build_server
-from ctxmode.redact import redact
+from ctxmode.core.redact import redact
+from ctxmode.mcp.server import build_server
 
 # (planted text, the secret part that must never come back). Built by concatenation so that
 # this file itself does not look like a leaked credential to scanners.

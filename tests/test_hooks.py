@@ -317,7 +317,7 @@ def test_a_compaction_without_pre_compact_gets_a_fresh_snapshot_not_the_last_one
 
 
 def test_the_spool_is_bounded_and_skips_unreadable_files(project: Path) -> None:
-    from ctxmode.spool import MAX_FILES
+    from ctxmode.sessions.spool import MAX_FILES
 
     hook(CC, "post-tool-use.edit", project)
     spool = project / ".context" / "context.db.spool"
@@ -376,7 +376,7 @@ def test_hook_path_imports_no_interface_libraries(project: Path) -> None:
         assert not imported & set(FORBIDDEN), imported & set(FORBIDDEN)
 
 
-#: Standard-library modules that cost a hook 2-8 ms each to import (measured in ctxmode._lean).
+#: Standard-library modules that cost a hook 2-8 ms each to import (measured in ctxmode.core._lean).
 SLOW_STDLIB = ("typing", "pathlib", "hashlib", "getpass", "contextlib", "dataclasses", "inspect")
 
 
@@ -415,7 +415,7 @@ def test_hook_path_loads_no_slow_stdlib_modules(project: Path) -> None:
     for event, name in cases:
         payload = json.dumps(fixture(CC, name, project))
         loaded = _imported([str(CTXMODE), "hook", event], payload, project)
-        assert "ctxmode.sessions" in loaded or event == "session-start", (event, name)
+        assert "ctxmode.sessions.records" in loaded or event == "session-start", (event, name)
         extra = {m for m in loaded - floor if not m.startswith("ctxmode")}
         slow = {m for m in extra if m.split(".")[0] in SLOW_STDLIB}
         assert not slow, (event, name, sorted(extra))

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import run_cli
 from ctxmode import InvalidInput, Store
-from ctxmode.importers import import_docs, import_findings, import_tasks, parse_tasks
+from ctxmode.exchange.importers import import_docs, import_findings, import_tasks, parse_tasks
 
 
 def test_findings_from_json_become_linked_constraints(store: Store, project: Path) -> None:
@@ -126,7 +126,7 @@ def test_cli_import_commands(project: Path) -> None:
 
 
 def test_malformed_json_lists_give_clear_errors() -> None:
-    from ctxmode.importers import parse_findings
+    from ctxmode.exchange.importers import parse_findings
 
     with pytest.raises(InvalidInput, match="findings file is not valid JSON"):
         parse_findings("[{oops")

@@ -10,15 +10,9 @@ import pytest
 
 from conftest import run_cli
 from ctxmode import InvalidInput, PathOutsideProject, Store
-from ctxmode.indexing import (
-    MAX_FILE_BYTES,
-    index_content,
-    index_path,
-    list_sources,
-    refresh_sources,
-    remove_source,
-    source_chunks,
-)
+from ctxmode.search.files import MAX_FILE_BYTES
+from ctxmode.search.indexing import index_content, index_path, refresh_sources
+from ctxmode.search.sources import list_sources, remove_source, source_chunks
 
 
 def search_items(store: Store, source: str) -> list[str]:
@@ -202,7 +196,7 @@ def test_index_content_and_remove(store: Store) -> None:
 
 
 def test_search_finds_indexed_chunks(store: Store, docs: Path) -> None:
-    from ctxmode.search import search
+    from ctxmode.search.engine import search
 
     index_path(store, "docs")
     result = search(store, "make", source="docs")

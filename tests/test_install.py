@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from conftest import run_cli
-from ctxmode import install as inst
-from ctxmode import jsonc
-from ctxmode.errors import InvalidInput
+from ctxmode.agents import install as inst
+from ctxmode.agents import jsonc
+from ctxmode.core.errors import InvalidInput
 
 PYTHON = os.path.abspath(sys.executable)
 

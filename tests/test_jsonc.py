@@ -1,4 +1,4 @@
-"""``ctxmode.jsonc``: edits keep every comment outside the changed entries, results parse back."""
+"""``agents.jsonc``: edits keep every comment outside the changed entries, results parse back."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxmode import jsonc
-from ctxmode.errors import InvalidInput
+from ctxmode.agents import jsonc
+from ctxmode.core.errors import InvalidInput
 
 DOC = """{
   // editor

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ctxmode import InvalidInput, NotFound, PathOutsideProject, Store
-from ctxmode.models import CONTEXT_TYPES
+from ctxmode.core.models import CONTEXT_TYPES
 
 
 def test_write_links_and_verifies(store: Store, project: Path) -> None:

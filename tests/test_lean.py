@@ -1,4 +1,4 @@
-"""``ctxmode._lean``: the hook path's stand-ins behave like ``typing.NamedTuple`` and hashlib."""
+"""``core._lean``: the hook path's stand-ins behave like ``typing.NamedTuple`` and hashlib."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxmode import _lean
-from ctxmode.config import Settings
-from ctxmode.events import EventRecord
+from ctxmode.core import _lean
+from ctxmode.core.config import Settings
 from ctxmode.hooks.adapters import find_uuid
+from ctxmode.sessions.events import EventRecord
 
 
 class Point(_lean.NamedTuple):  # type: ignore[misc]
@@ -113,7 +113,7 @@ def test_lazy_regex_behaves_like_a_compiled_pattern() -> None:
     )
 )
 def test_snapshot_escaping_without_regex_matches_the_regex(text: str) -> None:
-    from ctxmode import snapshot
+    from ctxmode.sessions import snapshot
 
     invalid = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
     cleaned = invalid.sub("", text)

@@ -15,7 +15,7 @@ import pytest
 from mcp import Client
 
 from ctxmode import Store
-from ctxmode.mcp_server import build_server, decision_prompt, fence
+from ctxmode.mcp.server import build_server, decision_prompt, fence
 
 pytestmark = pytest.mark.anyio
 
@@ -380,8 +380,8 @@ async def test_concurrent_calls_share_one_store(client: Any, db_path: Path) -> N
 
 
 def record_events(db_path: Path, session_id: str, prompts: list[str], now: int) -> None:
-    from ctxmode import sessions
-    from ctxmode.events import EventRecord, NormalizedHookEvent
+    from ctxmode.sessions import records as sessions
+    from ctxmode.sessions.events import EventRecord, NormalizedHookEvent
 
     ev = NormalizedHookEvent(agent="claude", kind="user_prompt", session_id=session_id)
     with Store.open(db_path) as s:
@@ -415,7 +415,7 @@ async def test_session_events_of_the_latest_session(client: Any, db_path: Path) 
 
 
 async def test_session_snapshot_current_stored_and_empty(client: Any, db_path: Path) -> None:
-    from ctxmode import snapshot
+    from ctxmode.sessions import snapshot
 
     empty = await call(client, "session_snapshot", {})
     assert empty.structured_content["session_id"] is None

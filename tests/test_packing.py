@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ctxmode.models import Context, RankedItem
-from ctxmode.packing import estimate_tokens, first_sentence, pack
+from ctxmode.core.models import Context, RankedItem
+from ctxmode.knowledge.packing import estimate_tokens, first_sentence, pack
 
 
 def _item(cid: int, ctype: str, content: str) -> RankedItem:

@@ -14,7 +14,7 @@ import pytest
 from conftest import run_cli
 from ctxmode import InvalidInput, PathOutsideProject, Store
 from ctxmode import sandbox as sb
-from ctxmode.indexing import list_sources, source_chunks
+from ctxmode.search.sources import list_sources, source_chunks
 from ctxmode.stats import sandbox_stats
 
 
@@ -100,7 +100,7 @@ def test_background_children_do_not_outlive_a_normal_run(store: Store, tmp_path:
 
 
 def test_output_cap_stops_the_process(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sb, "MAX_OUTPUT_BYTES", 200_000)
+    monkeypatch.setattr(sb.process, "MAX_OUTPUT_BYTES", 200_000)
     res = sb.execute(store, "python", "while True: print('y' * 1000)", timeout=20)
     assert res.truncated and not res.timed_out
     assert res.bytes_produced == 200_000
@@ -216,7 +216,7 @@ def test_batch_execute_indexes_and_answers_queries(store: Store) -> None:
 
 
 def test_sandbox_sources_are_pruned(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sb, "SANDBOX_KEEP", 2)
+    monkeypatch.setattr(sb.runs, "SANDBOX_KEEP", 2)
     for i in range(4):
         sb.execute(store, "python", f"print('{i} ' * 60_000)")
     assert len(list_sources(store, "sandbox")) == 2

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from ctxmode import NotACtxmodeDatabase, SchemaTooNew, Store
-from ctxmode.errors import CorruptDatabase
-from ctxmode.schema import MIGRATIONS, SCHEMA_VERSION
+from ctxmode.core.errors import CorruptDatabase
+from ctxmode.core.schema import MIGRATIONS, SCHEMA_VERSION
 
 EXPECTED_COLUMNS = {
     "contexts": [

@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 from tests.conftest import run_cli
 
 from ctxmode import InvalidInput, NotFound, Store
-from ctxmode import search_query as sq
-from ctxmode.search import get_items, search
-from ctxmode.search_lists import RRF_K
-from ctxmode.search_rank import MAX_HIGHLIGHTS, SNIPPET_CHARS
+from ctxmode.search import query as sq
+from ctxmode.search.engine import get_items, search
+from ctxmode.search.lists import RRF_K
+from ctxmode.search.rank import MAX_HIGHLIGHTS, SNIPPET_CHARS
 
 
 def add_chunks(
@@ -354,7 +354,7 @@ def test_returned_text_is_redacted_again(store: Store) -> None:
     (item,) = get_items(store, [hit.id])
     assert secret not in item.text and secret not in item.title
     # The search cache counts a redacted copy toward its size; an unchanged text is shared.
-    from ctxmode import search_cache
+    from ctxmode.search import cache as search_cache
 
     cache = search_cache.for_store(store)
     copies = [v for v in cache.redacted.values() if v[1] is not v[0]]
@@ -405,7 +405,7 @@ def test_cli_until_a_date_includes_that_whole_day(project: Path) -> None:
 async def test_mcp_search_several_queries_and_get(project: Path) -> None:
     from mcp import Client
 
-    from ctxmode.mcp_server import FENCE_TAG, build_server
+    from ctxmode.mcp.server import FENCE_TAG, build_server
 
     db = project / ".context" / "context.db"
     with Store.open(db) as s:
@@ -459,7 +459,7 @@ def test_cached_store_data_follows_writes_by_another_connection(project: Path) -
 
 def test_item_text_caches_survive_other_writes_and_follow_edits(store: Store) -> None:
     """Tokenised and redacted texts are reused across writes, but never for a text that changed."""
-    from ctxmode import search_cache
+    from ctxmode.search import cache as search_cache
 
     first = store.write_context("decision", "Retry uploads with exponential backoff").id
     assert [h.id for h in store.search("backoff").hits] == [f"ctx:{first}"]
@@ -479,8 +479,8 @@ def test_search_works_when_every_cached_text_overflows_the_cache(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A cache at its cap empties itself while a search fills it; the search must not care."""
-    from ctxmode import search_cache
-    from ctxmode.indexing import index_content
+    from ctxmode.search import cache as search_cache
+    from ctxmode.search.indexing import index_content
 
     doc = "\n\n".join(
         f"## Part {i}\n\nThe retry budget of worker {i} is {i} seconds." for i in range(6)
@@ -500,7 +500,7 @@ def test_a_full_text_cache_keeps_its_newer_half(
 ) -> None:
     """Past its entry cap the cache drops its older half, not everything: a corpus larger than
     the cache keeps the last searches' items warm, and results do not change."""
-    from ctxmode import search_cache
+    from ctxmode.search import cache as search_cache
 
     for i in range(40):
         store.write_context("reference", f"kestrel note {i}: the ridge count was {i}")
@@ -529,7 +529,7 @@ def test_a_stale_vocabulary_serves_old_words_and_learns_new_ones(store: Store) -
     """Writes (an agent's hooks write on every tool call) do not throw the spelling
     vocabulary away: a typo of a word it holds is corrected from it as it is; a typo of a word
     written since makes search add the words of the new items to it (not read it all again)."""
-    from ctxmode import search_cache
+    from ctxmode.search import cache as search_cache
 
     store.write_context("reference", "The eucalyptus grove behind the depot")
     assert search(store, "eucalyptis").corrected_query == "eucalyptus"
@@ -549,7 +549,7 @@ def test_a_stale_vocabulary_serves_old_words_and_learns_new_ones(store: Store) -
 def test_many_new_items_make_the_vocabulary_be_read_again(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ctxmode import search_cache
+    from ctxmode.search import cache as search_cache
 
     store.write_context("reference", "The eucalyptus grove behind the depot")
     assert search(store, "eucalyptis").corrected_query == "eucalyptus"

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from ctxmode import Store
-from ctxmode import search_rank as sr
-from ctxmode.chunking import Piece
-from ctxmode.indexing import index_pieces
+from ctxmode.search import rank as sr
+from ctxmode.search.chunking import Piece
+from ctxmode.search.indexing import index_pieces
 
 
 def _texts(store: Store, query: str, **kw: object) -> list[str]:

@@ -12,11 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxmode import Store
-from ctxmode import schema as sch
-from ctxmode import search_query as sq
-from ctxmode.chunking import Piece
-from ctxmode.indexing import index_pieces
-from ctxmode.search_forms import forms_of
+from ctxmode.core import schema as sch
+from ctxmode.search import query as sq
+from ctxmode.search.chunking import Piece
+from ctxmode.search.forms import forms_of
+from ctxmode.search.indexing import index_pieces
 
 CHAT = [
     ("chat", "Which city did you finally pick for the team retreat?", "question"),
@@ -243,7 +243,7 @@ def _spans_by_definition(query: str, text: str) -> list[tuple[int, int]]:
     """What ``search_rank._match_spans`` must find, read plainly: every token of ``text`` whose
     light stem is a query word's; then, for a term no token matched that is CJK or at least
     ``SUBSTRING_MIN`` letters long, each place it occurs as a substring; overlaps merged."""
-    from ctxmode import search_rank as sr
+    from ctxmode.search import rank as sr
 
     parsed = sq.parse(query)
     stems = {sq.light_stem(w): t for t in parsed.terms if not t.cjk for w in t.spellings}
@@ -281,7 +281,7 @@ def _spans_by_definition(query: str, text: str) -> list[tuple[int, int]]:
 )
 @settings(max_examples=300, deadline=None)
 def test_snippet_matches_are_the_tokens_with_a_query_stem(words: list[str], text: str) -> None:
-    from ctxmode import search_rank as sr
+    from ctxmode.search import rank as sr
 
     query = " ".join(words)
     assert sr._match_spans(sq.parse(query), text) == _spans_by_definition(query, text)

@@ -11,10 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxmode import Store, search_cache
-from ctxmode import search_lists as sl
-from ctxmode import search_query as sq
-from ctxmode.indexing import index_content
+from ctxmode import Store
+from ctxmode.search import cache as search_cache
+from ctxmode.search import lists as sl
+from ctxmode.search import query as sq
+from ctxmode.search.indexing import index_content
 
 WORDS = [
     "retry",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ctxmode import search_rank as sr
+from ctxmode.search import rank as sr
 
 
 def test_title_terms_count_as_near_every_body_word() -> None:

@@ -7,10 +7,12 @@ import time
 
 import pytest
 
-from ctxmode import Store, search, search_cache
-from ctxmode.indexing import index_content
-from ctxmode.mcp_base import StoreRunner
-from ctxmode.mcp_search import search_many
+from ctxmode import Store
+from ctxmode.mcp.base import StoreRunner
+from ctxmode.mcp.search import search_many
+from ctxmode.search import cache as search_cache
+from ctxmode.search import engine as search
+from ctxmode.search.indexing import index_content
 
 QUERIES = ["retry budget of worker 7", "when does the cache expire", "ledger backup"]
 
@@ -145,7 +147,7 @@ def test_the_warming_thread_ends_when_the_store_closes(store: Store) -> None:
 def test_warm_up_can_be_turned_off(
     value: str | None, enabled: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ctxmode import config
+    from ctxmode.core import config
 
     if value is None:
         monkeypatch.delenv(config.ENV_SEARCH_WARMUP, raising=False)

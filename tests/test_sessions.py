@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ctxmode import Store, sessions
-from ctxmode.events import EventRecord, NormalizedHookEvent, extract
-from ctxmode.models import Event, Session
+from ctxmode import Store
+from ctxmode.core.models import Event, Session
+from ctxmode.sessions import records as sessions
+from ctxmode.sessions.events import EventRecord, NormalizedHookEvent, extract
 
 SID = "s-1"
 

@@ -8,8 +8,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxmode import InvalidInput, Store, sessions, snapshot
-from ctxmode.events import EventRecord, NormalizedHookEvent, extract, prompt_records
+from ctxmode import InvalidInput, Store
+from ctxmode.sessions import records as sessions
+from ctxmode.sessions import snapshot
+from ctxmode.sessions.events import EventRecord, NormalizedHookEvent, extract, prompt_records
 
 SID = "snap-1"
 BASE = NormalizedHookEvent(agent="claude-code", kind="post_tool_use", session_id=SID)
@@ -219,7 +221,7 @@ def test_any_content_gives_valid_xml_within_budget(
 
 
 def test_event_data_is_decoded_alone_when_a_row_is_damaged() -> None:
-    from ctxmode.snapshot import _decode_all
+    from ctxmode.sessions.snapshot import _decode_all
 
     good = ['{"path": "a.py"}', '{"text": "x"}']
     assert _decode_all(good) == [{"path": "a.py"}, {"text": "x"}]

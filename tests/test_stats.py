@@ -7,8 +7,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from conftest import run_cli
-from ctxmode import Store, sandbox, snapshot, stats
-from ctxmode.models import CONTEXT_TYPES, TASK_STATUSES
+from ctxmode import Store, sandbox, stats
+from ctxmode.core.models import CONTEXT_TYPES, TASK_STATUSES
+from ctxmode.sessions import snapshot
 from seed_data import SESSION, seed
 
 

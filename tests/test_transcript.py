@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from _hooks import event_name, fixture, run_hook
-from ctxmode.transcript import TAIL_BYTES, last_assistant_text
+from ctxmode.sessions.transcript import TAIL_BYTES, last_assistant_text
 
 DECISION = "We decided to go with SQLite in WAL mode because readers must never block the hooks."
 

@@ -16,9 +16,9 @@ import pytest
 
 from conftest import run_cli, serve_body
 from ctxmode import NotFound, Store
-from ctxmode.fetch import fetch_and_index
-from ctxmode.indexing import index_content
-from ctxmode.search import MIN_BUDGET, get_items, search
+from ctxmode.search.engine import MIN_BUDGET, get_items, search
+from ctxmode.search.fetch import fetch_and_index
+from ctxmode.search.indexing import index_content
 
 TOKEN = "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB"
 

@@ -6,11 +6,11 @@ The public API is what ``__all__`` lists; everything else may change without not
 from __future__ import annotations
 
 # The hook entry point imports this package on every tool call: no ``typing`` at run time.
-TYPE_CHECKING = False  # mypy reads it as true (see ``ctxmode._lean``)
+TYPE_CHECKING = False  # mypy reads it as true (see ``ctxmode.core._lean``)
 if TYPE_CHECKING:
     from typing import Any
 
-    from ctxmode.errors import (
+    from ctxmode.core.errors import (
         CorruptDatabase,
         CtxmodeError,
         InvalidInput,
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
         StoreError,
         StoreUnavailable,
     )
-    from ctxmode.models import (
+    from ctxmode.core.models import (
         CONTEXT_TYPES,
         MODES,
         RELATIONS,
@@ -41,11 +41,11 @@ if TYPE_CHECKING:
 # Names resolve on first use (PEP 562): the hook entry point imports this package on every
 # tool call of an agent and must not pay for modules it does not need.
 _LAZY = {
-    "errors": (
+    "core.errors": (
         "CorruptDatabase", "CtxmodeError", "InvalidInput", "NotACtxmodeDatabase", "NotFound",
         "PathOutsideProject", "SchemaTooNew", "StoreError", "StoreUnavailable",
     ),
-    "models": (
+    "core.models": (
         "CONTEXT_TYPES", "MODES", "RELATIONS", "SCOPES", "TASK_STATUSES", "CleanupReport",
         "Context", "ContextDetail", "Pack", "QueryResult", "RankedItem", "Task", "WriteResult",
     ),

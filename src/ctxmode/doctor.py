@@ -17,11 +17,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from ctxmode import config
-from ctxmode.schema import SCHEMA_VERSION
+from ctxmode.core import config
+from ctxmode.core.schema import SCHEMA_VERSION
 
 if TYPE_CHECKING:
-    from ctxmode.install import AgentStatus
+    from ctxmode.agents.install import AgentStatus
 
 Level = Literal["OK", "WARN", "FAIL"]
 LEVELS: tuple[Level, ...] = ("OK", "WARN", "FAIL")
@@ -190,8 +190,8 @@ def check_quarantine(db_path: Path) -> Check:
 
 
 def check_spool(db_path: Path) -> Check:
-    """WARN when hook calls wait in the spool (``ctxmode.spool``: the store was locked)."""
-    from ctxmode import spool
+    """WARN when hook calls wait in the spool (``ctxmode.sessions.spool``: the store was locked)."""
+    from ctxmode.sessions import spool
 
     folder = config.spool_dir_for(db_path)
     waiting = spool.waiting(folder)
@@ -252,7 +252,7 @@ def check_hook_log(root: Path, now: float) -> Check:
 
 def check_agents(root: Path, home: Path | None = None) -> list[Check]:
     """For each agent: hooks and MCP entry installed, and the interpreter they name exists."""
-    from ctxmode import install
+    from ctxmode.agents import install
 
     checks: list[Check] = []
     for agent in install.AGENTS:

@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from ctxmode.models import CONTEXT_TYPES, TASK_STATUSES, TYPE_TIERS
-from ctxmode.schema import applied_version
+from ctxmode.core.models import CONTEXT_TYPES, TASK_STATUSES, TYPE_TIERS
+from ctxmode.core.schema import applied_version
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ctxmode.store import Store
+    from ctxmode.core.db import Database
 
 #: Days covered by ``events_per_day`` unless the caller asks for another span.
 DEFAULT_DAYS = 30
@@ -152,12 +152,12 @@ def db_size(path: Path) -> int:
     return total
 
 
-def _counts(store: Store, sql: str, params: tuple[Any, ...] = ()) -> dict[Any, int]:
+def _counts(store: Database, sql: str, params: tuple[Any, ...] = ()) -> dict[Any, int]:
     return {row[0]: int(row[1]) for row in store.conn.execute(sql, params)}
 
 
 def events_per_day(
-    store: Store, days: int = DEFAULT_DAYS, now: int | None = None
+    store: Database, days: int = DEFAULT_DAYS, now: int | None = None
 ) -> tuple[tuple[str, int], ...]:
     """Events recorded on each of the last ``days`` UTC days (oldest first, zeros included)."""
     days = max(1, min(days, 3660))
@@ -179,7 +179,7 @@ def events_per_day(
     return tuple(out)
 
 
-def snapshot_stats(store: Store) -> SnapshotStats:
+def snapshot_stats(store: Database) -> SnapshotStats:
     """Counts and sizes of the stored resume snapshots."""
     row = store.conn.execute(
         "SELECT COUNT(*), COALESCE(SUM(consumed != 0), 0), COALESCE(SUM(bytes), 0), "
@@ -209,7 +209,7 @@ def sandbox_line(sb: SandboxStats) -> str:
     )
 
 
-def sandbox_stats(store: Store) -> SandboxStats:
+def sandbox_stats(store: Database) -> SandboxStats:
     """Totals over ``sandbox_runs``, per kind and overall (fetched pages apart)."""
     rows = store.conn.execute(
         "SELECT kind, COUNT(*), COALESCE(SUM(bytes_produced), 0), COALESCE(SUM(bytes_returned), 0) "
@@ -228,7 +228,7 @@ def sandbox_stats(store: Store) -> SandboxStats:
     )
 
 
-def collect(store: Store, *, days: int = DEFAULT_DAYS, now: int | None = None) -> Stats:
+def collect(store: Database, *, days: int = DEFAULT_DAYS, now: int | None = None) -> Stats:
     """Measure the store now (one consistent read transaction)."""
     ts = int(now if now is not None else time.time())
     conn = store.conn

@@ -3,6 +3,9 @@
 Command groups live in sibling modules, each exposing ``register(cli)``. A module is imported
 only when one of its commands runs (or ``--help`` lists them all): ``ctxmode search`` then
 loads the search stack alone, not the installers, the sandbox or rich's tables.
+
+May import: the core packages and the ``store`` facade. It is the composition root of
+``ctxmode ui``, ``hook`` and ``serve``, so it may start the web, hooks and MCP faces, no more.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import click
 
 from ctxmode import __version__
 from ctxmode.cli._common import AppState
-from ctxmode.redact import scrub_surrogates
+from ctxmode.core.redact import scrub_surrogates
 
 #: Modules that add commands, and the top-level commands each one's ``register`` adds (a test
 #: checks the two agree).

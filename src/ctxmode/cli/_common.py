@@ -14,9 +14,10 @@ from typing import Any, TypeVar
 
 import click
 
-from ctxmode import config
-from ctxmode.errors import CtxmodeError
-from ctxmode.store import Store, translate_sqlite_error
+from ctxmode.core import config
+from ctxmode.core.db import translate_sqlite_error
+from ctxmode.core.errors import CtxmodeError
+from ctxmode.store import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -8,18 +8,13 @@ import click
 
 from ctxmode.cli._common import cli_path, emit, handle_errors, json_option, state
 from ctxmode.cli._progress import bar, working
-from ctxmode.errors import InvalidInput
-from ctxmode.fetch import DEFAULT_TTL_S, fetch_and_index
-from ctxmode.importers import ImportSummary, import_docs, import_findings, import_tasks
-from ctxmode.indexing import (
-    IndexedSource,
-    IndexReport,
-    Skipped,
-    index_path,
-    list_sources,
-    remove_source,
-)
+from ctxmode.core.errors import InvalidInput
+from ctxmode.exchange.importers import ImportSummary, import_docs, import_findings, import_tasks
 from ctxmode.sandbox import execute
+from ctxmode.search.fetch import DEFAULT_TTL_S, fetch_and_index
+from ctxmode.search.files import Skipped
+from ctxmode.search.indexing import IndexedSource, IndexReport, index_path
+from ctxmode.search.sources import list_sources, remove_source
 
 
 def _render_index(report: IndexReport) -> None:

@@ -1,4 +1,4 @@
-"""``ctxmode install``, ``uninstall`` and ``agents``: thin commands over ``ctxmode.install``."""
+"""``ctxmode install``, ``uninstall`` and ``agents``: thin commands over ``agents.install``."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
-from ctxmode import config
-from ctxmode import install as core
+from ctxmode.agents import install as core
 from ctxmode.cli._common import emit, handle_errors, json_option
+from ctxmode.core import config
 
 _AGENT_HELP = ", ".join(core.AGENTS)
 

@@ -9,7 +9,6 @@ from typing import Any
 
 import click
 
-from ctxmode import config
 from ctxmode.cli._common import (
     cli_path,
     emit,
@@ -22,9 +21,17 @@ from ctxmode.cli._common import (
     state,
 )
 from ctxmode.cli._progress import working
-from ctxmode.errors import InvalidInput
-from ctxmode.models import CONTEXT_TYPES, DECISION_FIELDS, MODES, RELATIONS, SCOPES, TASK_STATUSES
-from ctxmode.schema import SCHEMA_VERSION
+from ctxmode.core import config
+from ctxmode.core.errors import InvalidInput
+from ctxmode.core.models import (
+    CONTEXT_TYPES,
+    DECISION_FIELDS,
+    MODES,
+    RELATIONS,
+    SCOPES,
+    TASK_STATUSES,
+)
+from ctxmode.core.schema import SCHEMA_VERSION
 
 
 def print_table(columns: tuple[str, ...], rows: Iterable[tuple[str, ...]]) -> None:
@@ -339,7 +346,7 @@ def task_status(ctx: click.Context, task_id: int, status: str, as_json: bool) ->
 @handle_errors
 def task_list(ctx: click.Context, status: str | None, as_json: bool) -> None:
     """Tasks as a tree."""
-    from ctxmode.knowledge import task_depths
+    from ctxmode.knowledge.contexts import task_depths
 
     with state(ctx).store() as store:
         tasks = store.list_tasks(status)
@@ -391,7 +398,7 @@ def gc_cmd(ctx: click.Context, dry_run: bool, now_text: str | None, as_json: boo
 @handle_errors
 def export_cmd(ctx: click.Context, as_json: bool) -> None:
     """Write every task and context as JSON Lines to stdout (stable ids)."""
-    from ctxmode.transfer import export_lines
+    from ctxmode.exchange.transfer import export_lines
 
     with state(ctx).store() as store:
         for line in export_lines(store):
@@ -405,7 +412,7 @@ def export_cmd(ctx: click.Context, as_json: bool) -> None:
 @handle_errors
 def import_cmd(ctx: click.Context, source: Any, as_json: bool) -> None:
     """Import an export file (- for stdin); duplicates are skipped by content hash."""
-    from ctxmode.transfer import import_lines
+    from ctxmode.exchange.transfer import import_lines
 
     try:
         lines = source.readlines()

@@ -13,8 +13,8 @@ from ctxmode.cli._common import (
     parse_time,
     state,
 )
-from ctxmode.indexing import refresh_due
-from ctxmode.search import get_items, search
+from ctxmode.search.engine import get_items, search
+from ctxmode.search.indexing import refresh_due
 
 
 @click.command("search")

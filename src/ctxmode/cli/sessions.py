@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
-from ctxmode import sessions as sessions_core
-from ctxmode import snapshot as snapshot_core
 from ctxmode.cli._common import emit, format_time, handle_errors, json_option, state
+from ctxmode.sessions import records as sessions_core
+from ctxmode.sessions import snapshot as snapshot_core
 
 
 @click.command("snapshot")

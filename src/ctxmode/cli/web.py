@@ -8,7 +8,7 @@ import click
 
 from ctxmode import doctor, stats
 from ctxmode.cli._common import emit, handle_errors, json_option, state
-from ctxmode.errors import InvalidInput
+from ctxmode.core.errors import InvalidInput
 
 #: Port of ``ctxmode ui`` unless --port says otherwise.
 DEFAULT_PORT = 8765

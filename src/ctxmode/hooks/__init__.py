@@ -11,4 +11,7 @@ Contracts:
 
 ``adapters`` turns each agent's payload into a ``NormalizedHookEvent``; ``handlers`` records
 and decides what to print; ``runner`` parses argv/stdin and owns the fail-open boundary.
+
+May import: ``core``, ``sessions`` and the ``store`` facade (whose domain imports are lazy);
+never ``search``, ``knowledge`` at module level, the MCP SDK, click or another face.
 """

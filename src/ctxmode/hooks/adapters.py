@@ -2,7 +2,7 @@
 
 Each adapter knows its agent's field names (``session_id``/``sessionId``/``conversation_id``,
 ``hook_event_name``/``hookEventName``, ``cwd``/``workspace_roots``), event names and tool names,
-and maps them onto the shared vocabulary of ``ctxmode.events``. Adapters never raise on odd
+and maps them onto the shared vocabulary of ``ctxmode.sessions.events``. Adapters never raise on odd
 payloads: missing fields become ``None``/empty and unknown events return ``None``.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from ctxmode.events import NormalizedHookEvent
+from ctxmode.sessions.events import NormalizedHookEvent
 
 TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time (see _lean)
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ _EVENT_KINDS: dict[str, str] = {
     "subagentstop": "subagent_stop",
 }
 
-#: Tool names of every agent (lowercased) -> the canonical name ``ctxmode.events`` expects.
+#: Tool names of every agent (lowercased) -> the canonical name ``ctxmode.sessions.events`` expects.
 _TOOLS: dict[str, str] = {
     "bash": "Bash",
     "shell": "Bash",

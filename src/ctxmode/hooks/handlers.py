@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import time
 
-from ctxmode import events, sessions
+from ctxmode.sessions import events
+from ctxmode.sessions import records as sessions
 
 TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time (see _lean)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from ctxmode import snapshot
-    from ctxmode.events import NormalizedHookEvent
+    from ctxmode.sessions import snapshot
+    from ctxmode.sessions.events import NormalizedHookEvent
     from ctxmode.store import Store
 
 #: Largest context text any agent accepts inline (Claude Code caps hook strings at 10 000).
@@ -87,7 +88,7 @@ def handle(
         if ev.stop_hook_active:
             return None
         if not ev.last_assistant_message and ev.transcript_path:
-            from ctxmode.transcript import last_assistant_text
+            from ctxmode.sessions.transcript import last_assistant_text
 
             ev = ev._replace(last_assistant_message=last_assistant_text(ev.transcript_path))
         result = _record(store, ev, events.extract(ev), idempotency_key)
@@ -120,8 +121,8 @@ def _record(
     idempotency_key: str | None,
 ) -> sessions.RecordResult:
     """``sessions.record``; when the store stays locked by another process, the records go
-    to the spool (``ctxmode.spool``) and ``Spooled`` is raised instead of ``StoreUnavailable``."""
-    from ctxmode.errors import StoreUnavailable
+    to the spool (``sessions.spool``) and ``Spooled`` is raised instead of ``StoreUnavailable``."""
+    from ctxmode.core.errors import StoreUnavailable
 
     ms = int(time.time() * 1000)
     try:
@@ -130,8 +131,8 @@ def _record(
             now_ms=ms,
         )  # fmt: skip
     except StoreUnavailable as exc:
-        from ctxmode import spool
-        from ctxmode.store import lock_held
+        from ctxmode.core.db import lock_held
+        from ctxmode.sessions import spool
 
         if idempotency_key is None or ev.kind not in spool.KINDS or not lock_held(exc):
             raise  # read-only, disk full ...: waiting would not help
@@ -143,7 +144,7 @@ def _record(
 def _pre_compact(
     store: Store, ev: NormalizedHookEvent, idempotency_key: str | None
 ) -> dict[str, Any] | None:
-    from ctxmode import snapshot
+    from ctxmode.sessions import snapshot
 
     # One transaction (the inner ones become savepoints): one commit instead of three.
     with store.transaction() as conn:
@@ -158,8 +159,8 @@ def _pre_compact(
 def _written(write: Callable[[], object]) -> bool:
     """Run a write; False, instead of ``StoreUnavailable``, when another process holds the
     lock (the caller goes on read-only)."""
-    from ctxmode.errors import StoreUnavailable
-    from ctxmode.store import lock_held
+    from ctxmode.core.db import lock_held
+    from ctxmode.core.errors import StoreUnavailable
 
     try:
         write()
@@ -173,7 +174,7 @@ def _written(write: Callable[[], object]) -> bool:
 def _inject(
     store: Store, ev: NormalizedHookEvent, stored: snapshot.StoredSnapshot, writable: bool = True
 ) -> str:
-    from ctxmode import snapshot
+    from ctxmode.sessions import snapshot
 
     if writable and stored.id:
         snapshot.consume(store, stored.id)
@@ -183,7 +184,7 @@ def _inject(
 def _session_start(
     store: Store, ev: NormalizedHookEvent, writable: bool = True
 ) -> dict[str, Any] | None:
-    from ctxmode import snapshot
+    from ctxmode.sessions import snapshot
 
     source = ev.source or "startup"
     if source == "clear":
@@ -215,7 +216,7 @@ def _rebuild(
 ) -> snapshot.StoredSnapshot | None:
     """Build and store a snapshot from events when none was stored (e.g. no pre-compact hook);
     not ``writable``: built only (id 0), for injection."""
-    from ctxmode import snapshot
+    from ctxmode.sessions import snapshot
 
     if session_id is not None:
         has_events = store.conn.execute(
@@ -238,7 +239,7 @@ def _pending_resume(store: Store, ev: NormalizedHookEvent) -> dict[str, Any] | N
 
 
 def _pending_text(store: Store, ev: NormalizedHookEvent) -> str:
-    from ctxmode import snapshot
+    from ctxmode.sessions import snapshot
 
     with store.transaction() as conn:
         pending = sessions.pop_state(conn, ev.session_id, _PENDING)
@@ -268,7 +269,7 @@ def _prompt_output(store: Store, ev: NormalizedHookEvent) -> dict[str, Any] | No
 def _suggestion(data_json: str) -> str:
     import json
 
-    from ctxmode import snapshot
+    from ctxmode.sessions import snapshot
 
     try:
         text = str(json.loads(data_json).get("text", ""))

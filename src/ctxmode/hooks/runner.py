@@ -93,7 +93,7 @@ def main(argv: list[str], *, keep_store_open: bool = False) -> int:
     """
     where: dict[str, object] = {"root": "."}
     try:
-        from ctxmode import config
+        from ctxmode.core import config
 
         if config.is_disabled():
             return 0
@@ -120,9 +120,9 @@ def main(argv: list[str], *, keep_store_open: bool = False) -> int:
 
 
 def _replay_spool(store: Store, root: str) -> None:
-    """Write the calls spooled while the store was locked (``ctxmode.spool``); never raises."""
+    """Write the calls spooled while the store was locked (``sessions.spool``); never raises."""
     try:
-        from ctxmode import spool
+        from ctxmode.sessions import spool
 
         written = spool.replay(store)
         if written:
@@ -148,7 +148,7 @@ def _run(
     import os
     import re
 
-    from ctxmode import config
+    from ctxmode.core import config
     from ctxmode.hooks import adapters
 
     if not raw.strip():
@@ -163,7 +163,7 @@ def _run(
         return None
     if b"\\u" in raw and re.search(rb"\\u[dD][89a-fA-F]", raw):
         # A ``\udc80`` escape decodes to a lone surrogate, which SQLite cannot store.
-        from ctxmode.redact import scrub_surrogates
+        from ctxmode.core.redact import scrub_surrogates
 
         payload = scrub_surrogates(payload)
     if agent not in adapters.AGENTS:
@@ -183,12 +183,13 @@ def _run(
         return None
     db_path = config.db_path_for(root)
 
+    from ctxmode.core.db import is_damage, quarantine
     from ctxmode.hooks import handlers
-    from ctxmode.store import Store, is_damage, quarantine
+    from ctxmode.store import Store
 
     key = None
     if ev.kind not in ("session_start", "pre_compact", "session_end"):
-        from ctxmode._lean import sha256_hex
+        from ctxmode.core._lean import sha256_hex
 
         # Canonical JSON, not the raw bytes: an agent that re-serialises a retried payload
         # (other key order or spacing) still sends the same call.
@@ -203,7 +204,7 @@ def _run(
             result = handlers.handle(store, ev, key)
         except BaseException as exc:
             store.close()
-            from ctxmode.spool import Spooled  # the failure path only
+            from ctxmode.sessions.spool import Spooled  # the failure path only
 
             if isinstance(exc, Spooled):
                 log(root, "WARN", f"{event}: store locked; the call's events wait in {exc}")

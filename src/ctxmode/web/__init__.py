@@ -2,6 +2,8 @@
 
 ``create_app`` builds the ASGI app over a store file; ``serve`` runs it with uvicorn on
 127.0.0.1. Templates and static files ship inside this package; nothing is fetched at run time.
+
+May import: the core packages and the ``store`` facade; never another face.
 """
 
 from ctxmode.web.app import create_app, serve

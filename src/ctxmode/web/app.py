@@ -34,10 +34,12 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from ctxmode import browse, config, stats
-from ctxmode.errors import CtxmodeError, InvalidInput, NotFound
-from ctxmode.knowledge import task_depths
-from ctxmode.models import CONTEXT_TYPES, RELATIONS, SCOPES, TASK_STATUSES, Context
+from ctxmode import stats
+from ctxmode.core import config
+from ctxmode.core.errors import CtxmodeError, InvalidInput, NotFound
+from ctxmode.core.models import CONTEXT_TYPES, RELATIONS, SCOPES, TASK_STATUSES, Context
+from ctxmode.knowledge import browse
+from ctxmode.knowledge.contexts import task_depths
 from ctxmode.store import Store
 from ctxmode.web import forms
 from ctxmode.web.charts import bar_chart
@@ -133,7 +135,8 @@ class Viewer:
 
     async def overview(self, request: Request) -> Response:
         def work(store: Store) -> dict[str, Any]:
-            from ctxmode import sessions, snapshot
+            from ctxmode.sessions import records as sessions
+            from ctxmode.sessions import snapshot
 
             st = stats.collect(store)
             return {
@@ -346,7 +349,8 @@ class Viewer:
         limit = min(max(1, forms.opt_int(q.get("limit"), "limit") or 200), 2000)
 
         def work(store: Store) -> dict[str, Any]:
-            from ctxmode import sessions, snapshot
+            from ctxmode.sessions import records as sessions
+            from ctxmode.sessions import snapshot
 
             listed = sessions.list_sessions(store, limit=50)
             session_id = wanted or (listed[0].session_id if listed else None)
@@ -394,8 +398,8 @@ class Viewer:
         query = request.query_params.get("q", "").strip()
 
         def work(store: Store) -> dict[str, Any]:
-            from ctxmode import search
-            from ctxmode.indexing import refresh_due
+            from ctxmode.search import engine as search
+            from ctxmode.search.indexing import refresh_due
 
             if query:
                 refresh_due(store)  # indexed files edited since are searched as they are now
@@ -438,7 +442,7 @@ class Viewer:
 
 def _context_search(store: Store, query: str) -> list[int]:
     """Context ids matching ``query`` in the full-text index, best first."""
-    from ctxmode import search
+    from ctxmode.search import engine as search
 
     result = search.search(
         store, query, limit=search.MAX_LIMIT, source="knowledge", budget_chars=SEARCH_BUDGET

@@ -11,8 +11,8 @@ from typing import Any
 
 from starlette.datastructures import FormData
 
-from ctxmode.config import SQLITE_INT_MAX, SQLITE_INT_MIN
-from ctxmode.errors import InvalidInput
+from ctxmode.core.config import SQLITE_INT_MAX, SQLITE_INT_MIN
+from ctxmode.core.errors import InvalidInput
 
 
 def opt_int(value: str | None, name: str) -> int | None:

@@ -1,0 +1,11 @@
+"""The agents ctxmode plugs into: where each keeps its hooks and MCP servers, and the installer.
+
+- ``specs``: per-agent layouts, hook events and entries (data, no I/O);
+- ``files``: reading and writing the agents' JSON, JSONC and TOML config files safely;
+- ``jsonc``: a JSON-with-comments reader/editor that keeps comments;
+- ``install``: install, uninstall and status of ctxmode for an agent;
+- ``opencode_plugin.js``: the OpenCode plugin that forwards its events to the hooks.
+
+The hook payload adapters live with the hooks (``hooks.adapters``): only the hook path uses them.
+May import: ``core``. Never a face.
+"""

@@ -1,0 +1,515 @@
+"""Install, remove and inspect ctxmode's hooks and MCP server in each coding agent's config.
+
+Files written, relative to the project root (scope ``project``) or the home folder (``user``):
+
+    agent        hooks                                      MCP server
+    claude-code  .claude/settings.local.json                .mcp.json
+                 (user: .claude/settings.json)              (user: .claude.json, top level)
+    gemini-cli   .gemini/settings.json (hooks and mcpServers in one file)
+    codex        .codex/hooks.json                          .codex/config.toml [mcp_servers.ctxmode]
+    cursor       .cursor/hooks.json                         .cursor/mcp.json
+    vscode       .github/hooks/ctxmode.json                 .vscode/mcp.json
+                 (user: .copilot/hooks/ctxmode.json)        (user: VS Code's User/mcp.json)
+    opencode     .opencode/plugins/ctxmode.js               opencode.json "mcp"
+                 (user: .config/opencode/plugins/...)       (user: .config/opencode/opencode.json)
+
+Invariants:
+- Every hook runs ``<python> -m ctxmode hook <event> --agent <agent>`` and the MCP server runs
+  ``<python> -m ctxmode serve``, where <python> is the absolute path of the running interpreter
+  (a venv's ``bin/python`` is kept as is, not resolved; a pyenv shim is refused because it adds
+  100-200 ms to every hook).
+- ctxmode's hook entries are recognised by their ``-m ctxmode hook`` command and its server by
+  the name ``ctxmode``, so reinstalling updates them in place and uninstalling removes only them.
+- Plan, then write: every file is read, parsed and its new text computed before the first write,
+  so one unparseable file aborts the whole operation with nothing written. Files whose data does
+  not change keep their bytes; a second install reports every file ``unchanged``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from ctxmode.agents import jsonc
+from ctxmode.agents.files import (
+    dump_json,
+    load_json_object,
+    load_toml,
+    read_text,
+    toml_remove_table,
+    toml_set_table,
+    write_atomic,
+)
+from ctxmode.agents.specs import (
+    AGENTS,
+    EVENTS,
+    NESTED,
+    PLUGIN_MARKER,
+    PLUGIN_PLACEHOLDER,
+    SCOPES,
+    SERVER_NAME,
+    SERVERS_KEY,
+    agent_layout,
+    check_scope,
+    drop_hooks,
+    drop_server,
+    handler_python,
+    is_ours,
+    is_shim,
+    normalize_agent,
+    put_hooks,
+    put_server,
+    resolve_interpreter,
+    server_entry,
+)
+from ctxmode.core import config
+from ctxmode.core.errors import CtxmodeError, InvalidInput
+
+__all__ = [
+    "AGENTS",
+    "SCOPES",
+    "AgentStatus",
+    "Change",
+    "InstallResult",
+    "install",
+    "status",
+    "uninstall",
+]
+
+
+Action = Literal["create", "update", "unchanged", "remove"]
+
+
+@dataclass(frozen=True)
+class Change:
+    """One config file touched (or that would be touched, in a dry run)."""
+
+    path: str
+    action: Action
+    summary: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class InstallResult:
+    """What ``install`` or ``uninstall`` did (or would do) for one agent and scope."""
+
+    agent: str
+    scope: str
+    changes: tuple[Change, ...]
+    dry_run: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "agent": self.agent,
+            "scope": self.scope,
+            "changes": [c.to_dict() for c in self.changes],
+            "dry_run": self.dry_run,
+        }
+
+
+@dataclass(frozen=True)
+class AgentStatus:
+    """Whether ctxmode is wired into an agent, in either scope, and what is wrong with it.
+
+    ``config_paths`` are the files that hold ctxmode entries; ``interpreter`` is the Python those
+    entries run (hooks first, else the MCP server), None when nothing is installed.
+    """
+
+    agent: str
+    hooks_installed: bool
+    mcp_installed: bool
+    config_paths: tuple[str, ...]
+    interpreter: str | None
+    interpreter_exists: bool
+    problems: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["config_paths"] = list(self.config_paths)
+        data["problems"] = list(self.problems)
+        return data
+
+
+# --- planning and applying --------------------------------------------------------------------
+
+
+@dataclass
+class _Pending:
+    path: Path
+    old: str | None
+    new: str | None  # None: remove the file
+    what: str  # what ctxmode keeps in this file, e.g. "MCP server 'ctxmode'"
+    uninstall: bool
+
+    @property
+    def action(self) -> Action:
+        if self.new == self.old:
+            return "unchanged"
+        if self.old is None:
+            return "create"
+        return "remove" if self.new is None else "update"
+
+    def change(self) -> Change:
+        action = self.action
+        if action == "unchanged":
+            summary = f"already installed: {self.what}"
+        elif self.uninstall:
+            tail = " (the file held nothing else)" if action == "remove" else ""
+            summary = f"removed {self.what}{tail}"
+        else:
+            summary = ("added " if action == "create" else "set ") + self.what
+        return Change(str(self.path), action, summary)
+
+
+JsonEdit = Callable[[dict[str, Any]], object]
+
+
+def _plan_json(path: Path, edits: list[JsonEdit], what: str, *, uninstall: bool) -> _Pending | None:
+    old = read_text(path)
+    data = load_json_object(path, old)
+    if data is None and uninstall:
+        return None
+    doc = copy.deepcopy(data) if data is not None else {}
+    for edit in edits:
+        edit(doc)
+    if data is not None and doc == data:
+        return _Pending(path, old, old, what, uninstall)
+    if uninstall and set(doc) <= {"version"} and not (old and jsonc.has_comments(old)):
+        return _Pending(path, old, None, what, uninstall)
+    return _Pending(path, old, dump_json(doc, old, path), what, uninstall)
+
+
+def _plan_codex_server(path: Path, python: str, *, uninstall: bool) -> _Pending | None:
+    old = read_text(path)
+    keys = ("mcp_servers", SERVER_NAME)
+    what = "MCP server 'ctxmode' ([mcp_servers.ctxmode])"
+    if uninstall:
+        if old is None:
+            return None
+        new = toml_remove_table(path, old, keys)
+        return _Pending(path, old, new if new.strip() else None, what, uninstall)
+    new = toml_set_table(path, old, keys, server_entry("codex", python))
+    return _Pending(path, old, new, what, uninstall)
+
+
+def _plugin_text(python: str) -> str:
+    template = resources.files("ctxmode.agents").joinpath("opencode_plugin.js").read_text("utf-8")
+    return template.replace(PLUGIN_PLACEHOLDER, json.dumps(python))
+
+
+def _plan_plugin(path: Path, python: str, *, uninstall: bool) -> _Pending | None:
+    old = read_text(path)
+    if old is not None and PLUGIN_MARKER not in old:
+        raise InvalidInput(
+            f"{path} exists and was not written by ctxmode; move it away and run again"
+        )
+    what = "OpenCode plugin forwarding events to ctxmode"
+    if uninstall:
+        return None if old is None else _Pending(path, old, None, what, uninstall)
+    return _Pending(path, old, _plugin_text(python), what, uninstall)
+
+
+def _hooks_edit(agent: str, path: Path, python: str, uninstall: bool) -> JsonEdit:
+    nested = agent in NESTED
+    if uninstall:
+        return lambda doc: drop_hooks(doc, nested)
+    return lambda doc: put_hooks(doc, path, agent, python)
+
+
+def _server_edit(agent: str, path: Path, python: str, uninstall: bool) -> JsonEdit:
+    if uninstall:
+        return lambda doc: drop_server(doc, agent)
+    return lambda doc: put_server(doc, path, agent, python)
+
+
+def _plan(
+    agent: str, scope: str, root: Path, home: Path, python: str, *, uninstall: bool
+) -> list[_Pending]:
+    layout = agent_layout(agent, scope, root, home)
+    plans: list[_Pending | None] = []
+    if agent == "opencode":
+        plans.append(_plan_plugin(layout.hooks, python, uninstall=uninstall))
+    else:
+        events = list(dict.fromkeys(e for e, _ in EVENTS[agent]))
+        what = f"ctxmode hooks for {len(events)} events ({', '.join(events)})"
+        edits = [_hooks_edit(agent, layout.hooks, python, uninstall)]
+        if layout.mcp == layout.hooks:
+            edits.append(_server_edit(agent, layout.mcp, python, uninstall))
+            what += " and MCP server 'ctxmode'"
+        if agent == "codex" and not uninstall:
+            what += "; Codex asks you to review new hooks once (/hooks)"
+        plans.append(_plan_json(layout.hooks, edits, what, uninstall=uninstall))
+        for other in layout.also:  # only cleaned: install never writes there
+            drop = [_hooks_edit(agent, other, python, True)]
+            plans.append(_plan_json(other, drop, "ctxmode hooks", uninstall=True))
+    if layout.mcp != layout.hooks:
+        if agent == "codex":
+            plans.append(_plan_codex_server(layout.mcp, python, uninstall=uninstall))
+        else:
+            edit = _server_edit(agent, layout.mcp, python, uninstall)
+            what = "MCP server 'ctxmode'"
+            if agent == "claude-code" and scope == "project" and not uninstall:
+                what += "; Claude Code asks once to approve project servers"
+            plans.append(_plan_json(layout.mcp, [edit], what, uninstall=uninstall))
+    # Files that hold nothing of ctxmode's are not worth reporting on uninstall.
+    return [p for p in plans if p is not None and not (p.uninstall and p.action == "unchanged")]
+
+
+def _apply(plans: list[_Pending]) -> None:
+    """Write every planned file; on a failure, put back what was already written."""
+    done: list[_Pending] = []
+    try:
+        for plan in plans:
+            if plan.action == "unchanged":
+                continue
+            if plan.new is None:
+                plan.path.unlink(missing_ok=True)
+            else:
+                write_atomic(plan.path, plan.new)
+            done.append(plan)
+    except OSError as exc:
+        for plan in reversed(done):
+            try:
+                if plan.old is None:
+                    plan.path.unlink(missing_ok=True)
+                else:
+                    write_atomic(plan.path, plan.old)
+            except OSError:
+                pass
+        raise CtxmodeError(
+            f"cannot write {exc.filename or 'a config file'} ({exc.strerror}); nothing was changed"
+        ) from exc
+
+
+def _run(
+    agent: str,
+    scope: str,
+    project_root: Path,
+    home: Path | None,
+    dry_run: bool,
+    python: str,
+    *,
+    uninstall: bool,
+) -> InstallResult:
+    agent = normalize_agent(agent)
+    scope = check_scope(scope)
+    root = Path(project_root).absolute()
+    home_path = Path(home).absolute() if home is not None else config.home_dir()
+    plans = _plan(agent, scope, root, home_path, python, uninstall=uninstall)
+    if not dry_run:
+        _apply(plans)
+    return InstallResult(agent, scope, tuple(p.change() for p in plans), dry_run)
+
+
+def install(
+    agent: str,
+    *,
+    scope: str = "project",
+    project_root: Path,
+    home: Path | None = None,
+    dry_run: bool = False,
+    python: str | None = None,
+) -> InstallResult:
+    """Register ctxmode's hooks and MCP server with ``agent``; idempotent.
+
+    ``python`` overrides the interpreter written into the config (default: the running one).
+    Raises ``InvalidInput`` (nothing written) for an unknown agent or scope, a pyenv shim, or an
+    existing config file that cannot be parsed or edited safely.
+    """
+    interpreter = resolve_interpreter(python)
+    return _run(agent, scope, project_root, home, dry_run, interpreter, uninstall=False)
+
+
+def uninstall(
+    agent: str,
+    *,
+    scope: str = "project",
+    project_root: Path,
+    home: Path | None = None,
+    dry_run: bool = False,
+) -> InstallResult:
+    """Remove ctxmode's hooks and MCP server from ``agent``'s config, leaving all else intact.
+
+    A file left holding nothing (``{}``) is deleted. Same errors as ``install``.
+    """
+    return _run(agent, scope, project_root, home, dry_run, "", uninstall=True)
+
+
+# --- status -----------------------------------------------------------------------------------
+
+
+def _read_json_leniently(path: Path, problems: list[str]) -> dict[str, Any] | None:
+    try:
+        return load_json_object(path, read_text(path))
+    except CtxmodeError as exc:
+        problems.append(str(exc))
+        return None
+
+
+def _our_hooks(doc: dict[str, Any], nested: bool) -> tuple[set[str], list[str]]:
+    """Agent events that run our hook, and the interpreters those handlers use."""
+    events: set[str] = set()
+    pythons: list[str] = []
+    hooks = doc.get("hooks")
+    if not isinstance(hooks, dict):
+        return events, pythons
+    for event, entries in hooks.items():
+        if not isinstance(entries, list):
+            continue
+        handlers: list[Any] = []
+        for entry in entries:
+            if nested and isinstance(entry, dict) and isinstance(entry.get("hooks"), list):
+                handlers += entry["hooks"]
+            elif not nested:
+                handlers.append(entry)
+        for handler in handlers:
+            if is_ours(handler):
+                events.add(event)
+                python = handler_python(handler)
+                if python:
+                    pythons.append(python)
+    return events, pythons
+
+
+def _server_python(agent: str, path: Path, problems: list[str]) -> tuple[bool, str | None]:
+    """Whether ``path`` registers our server, and the interpreter it runs."""
+    if agent == "codex":
+        try:
+            doc = load_toml(path, read_text(path))
+        except CtxmodeError as exc:
+            problems.append(str(exc))
+            return False, None
+        servers = (doc or {}).get("mcp_servers")
+    else:
+        data = _read_json_leniently(path, problems)
+        servers = (data or {}).get(SERVERS_KEY[agent])
+    entry = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
+    if not isinstance(entry, dict):
+        return False, None
+    command = entry.get("command")
+    if isinstance(command, list):
+        command = command[0] if command else None
+    return True, command if isinstance(command, str) else None
+
+
+def _plugin_python(path: Path, problems: list[str]) -> tuple[bool, str | None]:
+    try:
+        text = read_text(path)
+    except CtxmodeError as exc:
+        problems.append(str(exc))
+        return False, None
+    if text is None or PLUGIN_MARKER not in text:
+        return False, None
+    match = re.search(r"^const PYTHON = (\".*\");$", text, re.MULTILINE)
+    if not match:
+        problems.append(f"{path}: cannot find the interpreter; run `ctxmode install opencode`")
+        return True, None
+    value = json.loads(match.group(1))
+    return True, value if isinstance(value, str) else None
+
+
+def _agent_notes(agent: str, root: Path, home: Path, problems: list[str]) -> None:
+    """Agent-specific settings that silently stop our hooks from running."""
+    if agent == "gemini-cli":
+        for path in (root / ".gemini" / "settings.json", home / ".gemini" / "settings.json"):
+            doc = _read_json_leniently(path, []) or {}
+            hooks_config, tools = doc.get("hooksConfig"), doc.get("tools")
+            if (isinstance(hooks_config, dict) and hooks_config.get("enabled") is False) or (
+                isinstance(tools, dict) and tools.get("enableHooks") is False
+            ):
+                problems.append(f"{path} turns Gemini CLI hooks off")
+    if agent == "vscode":
+        for path in (root / ".claude" / "settings.json", root / ".claude" / "settings.local.json"):
+            doc = _read_json_leniently(path, []) or {}
+            if _our_hooks(doc, True)[0]:
+                problems.append(
+                    f"VS Code also runs the Claude Code hooks in {path}, so it records events "
+                    "twice; turn off chat.hookFilesLocations for .claude or uninstall one of them"
+                )
+
+
+def status(agent: str, *, project_root: Path, home: Path | None = None) -> AgentStatus:
+    """How ctxmode is wired into ``agent`` across both scopes; never raises for bad config files
+    (they are reported in ``problems``)."""
+    agent = normalize_agent(agent)
+    root = Path(project_root).absolute()
+    home_path = Path(home).absolute() if home is not None else config.home_dir()
+    problems: list[str] = []
+    paths: list[str] = []
+    hook_pythons: list[str] = []
+    server_pythons: list[str] = []
+    hooks_ok = mcp_ok = False
+    nested = agent in NESTED
+    expected = {event for event, _ in EVENTS.get(agent, ())}
+    seen: set[Path] = set()
+    for scope in SCOPES:
+        layout = agent_layout(agent, scope, root, home_path)
+        hook_files = [p for p in (layout.hooks, *layout.also) if p not in seen]
+        for path in hook_files:
+            seen.add(path)
+            if agent == "opencode":
+                found, python = _plugin_python(path, problems)
+                hooks_ok = hooks_ok or found
+                events: set[str] = {"plugin"} if found else set()
+                pythons = [python] if python else []
+            else:
+                doc = _read_json_leniently(path, problems) or {}
+                events, pythons = _our_hooks(doc, nested)
+                if events and not expected <= events:
+                    missing = ", ".join(sorted(expected - events))
+                    problems.append(
+                        f"{path}: ctxmode hooks missing for {missing}; run "
+                        f"`ctxmode install {agent} --scope {scope}`"
+                    )
+                hooks_ok = hooks_ok or bool(events and expected <= events)
+            if events:
+                paths.append(str(path))
+                hook_pythons += pythons
+        if layout.mcp in seen and layout.mcp != layout.hooks:
+            continue
+        seen.add(layout.mcp)
+        found, python = _server_python(agent, layout.mcp, problems)
+        if found:
+            mcp_ok = True
+            if str(layout.mcp) not in paths:
+                paths.append(str(layout.mcp))
+            if python:
+                server_pythons.append(python)
+    if hooks_ok and not mcp_ok:
+        problems.append(f"the MCP server is not registered; run `ctxmode install {agent}`")
+    if mcp_ok and not hooks_ok and not any("hooks missing" in p for p in problems):
+        problems.append(f"hooks are not installed; run `ctxmode install {agent}`")
+    pythons = list(dict.fromkeys(hook_pythons + server_pythons))
+    if len(pythons) > 1:
+        problems.append(f"entries run different interpreters: {', '.join(pythons)}; reinstall")
+    for python in pythons:
+        if is_shim(python):
+            problems.append(f"{python} is a pyenv shim (slow); reinstall from the venv's python")
+        elif not (os.path.isfile(python) and os.access(python, os.X_OK)):
+            problems.append(f"interpreter {python} does not exist; reinstall ctxmode's hooks")
+    if hooks_ok or mcp_ok:
+        # Only an agent that has ctxmode's entries can be stopped (or doubled) by its settings.
+        _agent_notes(agent, root, home_path, problems)
+    interpreter = pythons[0] if pythons else None
+    exists = (
+        interpreter is not None and os.path.isfile(interpreter) and os.access(interpreter, os.X_OK)
+    )
+    return AgentStatus(
+        agent=agent,
+        hooks_installed=hooks_ok,
+        mcp_installed=mcp_ok,
+        config_paths=tuple(paths),
+        interpreter=interpreter,
+        interpreter_exists=exists,
+        problems=tuple(dict.fromkeys(problems)),
+    )

@@ -1,0 +1,192 @@
+"""Paths, environment and limits: the one place that reads environment variables.
+
+Project root = the enclosing git work tree of a directory (the nearest ancestor holding a
+``.git`` entry, file or folder, so each git worktree is its own project), else the directory
+itself. The store lives at ``<root>/.context/context.db`` unless ``CTXMODE_DB`` or an explicit
+path says otherwise. Per-project settings come from ``<root>/.context/config.toml``.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time (see _lean)
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any, NamedTuple
+else:
+    from ctxmode.core._lean import NamedTuple
+
+CONTEXT_DIR = ".context"
+DB_NAME = "context.db"
+CONFIG_NAME = "config.toml"
+LOG_NAME = "hooks.log"
+
+#: Environment variables ctxmode honours.
+ENV_DB = "CTXMODE_DB"
+ENV_DISABLE = "CTXMODE_DISABLE"
+#: ``0`` (or false/no/off) stops the MCP server from analysing searched items ahead.
+ENV_SEARCH_WARMUP = "CTXMODE_SEARCH_WARMUP"
+#: Set by Claude Code for the hooks and MCP servers it spawns: the project the agent works in.
+ENV_CLAUDE_PROJECT_DIR = "CLAUDE_PROJECT_DIR"
+
+#: SQLite waits this long for a competing writer before reporting "locked".
+BUSY_TIMEOUT_MS = 5000
+#: Attempts (with exponential backoff) for a write that still finds the database locked.
+LOCKED_RETRIES = 6
+LOCKED_BACKOFF_S = 0.05
+
+#: Largest context body accepted, in characters.
+MAX_CONTENT_CHARS = 100_000
+
+#: SQLite's INTEGER range: a number outside it cannot be stored, nor even bound to a query
+#: (``OverflowError``), so ids, times and limits are checked or clamped against it.
+SQLITE_INT_MIN, SQLITE_INT_MAX = -(2**63), 2**63 - 1
+
+
+class Settings(NamedTuple):
+    """Tunable behaviour; defaults here, overrides in ``.context/config.toml``."""
+
+    snippet_days: int = 90
+    reference_days: int = 30
+    snapshot_bytes: int = 2048
+    startup_brief: bool = True
+    max_session_events: int = 2000
+    disabled: bool = False
+    allow_outside_paths: tuple[str, ...] = ()
+    window_tokens: int = 200_000
+
+
+def find_root(start: str | os.PathLike[str] | None = None) -> str:
+    """The enclosing git work tree of ``start`` (default: cwd), else ``start``, resolved.
+
+    ``os.path`` rather than pathlib: the hook path must not import pathlib (see ``_lean``).
+    """
+    if start is None:
+        try:
+            start = os.getcwd()
+        except FileNotFoundError:
+            from ctxmode.core.errors import InvalidInput
+
+            raise InvalidInput(
+                "the current directory no longer exists (deleted or moved); cd into your "
+                "project, or pass --db PATH"
+            ) from None
+    here = os.path.realpath(start)
+    candidate = here
+    while True:
+        if os.path.exists(os.path.join(candidate, ".git")):
+            return candidate
+        parent = os.path.dirname(candidate)
+        if parent == candidate:
+            return here
+        candidate = parent
+
+
+def find_project_root(start: Path | None = None) -> Path:
+    """Return the enclosing git work tree of ``start`` (default: cwd), else ``start``."""
+    from pathlib import Path
+
+    return Path(find_root(start))
+
+
+def spool_dir_for(db_path: str | os.PathLike[str]) -> str:
+    """Where hooks keep their calls while the store at ``db_path`` is locked
+    (``ctxmode.sessions.spool``), next to the store file."""
+    return f"{os.fspath(db_path)}.spool"
+
+
+def db_path_for(root: str | os.PathLike[str]) -> str:
+    """``$CTXMODE_DB`` (expanded, resolved), else the default store path under ``root``."""
+    env = os.environ.get(ENV_DB)
+    if env:
+        return os.path.realpath(os.path.expanduser(env))
+    return os.path.join(root, CONTEXT_DIR, DB_NAME)
+
+
+def default_db_path(root: Path) -> Path:
+    """The store path for a project root."""
+    return root / CONTEXT_DIR / DB_NAME
+
+
+def resolve_db_path(
+    explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None
+) -> Path:
+    """Explicit path, else ``$CTXMODE_DB``, else the default under the project root of ``cwd``."""
+    from pathlib import Path
+
+    if explicit:
+        return Path(explicit).expanduser().resolve()
+    return Path(db_path_for(find_root(cwd)))
+
+
+def root_dir_for_db(db_path: str | os.PathLike[str]) -> str:
+    """Default project root of a store file: the parent of ``.context``, else its folder."""
+    parent = os.path.dirname(os.path.realpath(db_path))
+    return os.path.dirname(parent) if os.path.basename(parent) == CONTEXT_DIR else parent
+
+
+def root_for_db(db_path: Path) -> Path:
+    """Default project root of a store file: the parent of ``.context``, else its folder."""
+    from pathlib import Path
+
+    return Path(root_dir_for_db(db_path))
+
+
+def claude_project_dir() -> Path | None:
+    """``$CLAUDE_PROJECT_DIR`` as a path when set (the agent's project), else None."""
+    from pathlib import Path
+
+    value = os.environ.get(ENV_CLAUDE_PROJECT_DIR, "").strip()
+    return Path(value).expanduser() if value else None
+
+
+def is_disabled() -> bool:
+    """``CTXMODE_DISABLE=1`` (or true/yes) turns every hook into a no-op."""
+    return os.environ.get(ENV_DISABLE, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def search_warmup_enabled() -> bool:
+    """Whether the MCP server analyses searched items ahead in idle moments (on unless
+    ``CTXMODE_SEARCH_WARMUP=0``): it costs CPU once per item and cache memory (bounded by the
+    search cache's caps), and makes later searches of them faster."""
+    return os.environ.get(ENV_SEARCH_WARMUP, "").strip().lower() not in {"0", "false", "no", "off"}
+
+
+def load_settings(root: str | os.PathLike[str]) -> Settings:
+    """Settings for a project; a missing or unreadable config file gives the defaults."""
+    try:
+        with open(os.path.join(root, CONTEXT_DIR, CONFIG_NAME), encoding="utf-8") as handle:
+            text = handle.read()
+    except (OSError, UnicodeDecodeError):
+        return Settings()
+    import tomllib  # only when a config file exists: hooks start faster without it
+
+    try:
+        raw: dict[str, Any] = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return Settings()
+    known = set(Settings._fields)
+    updates: dict[str, Any] = {}
+    defaults = Settings()
+    for key, value in raw.items():
+        if key not in known:
+            continue
+        current = getattr(defaults, key)
+        if isinstance(current, bool):
+            if isinstance(value, bool):
+                updates[key] = value
+        elif isinstance(current, int):
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                updates[key] = value
+        elif isinstance(current, tuple) and isinstance(value, list):
+            updates[key] = tuple(str(v) for v in value)
+    return defaults._replace(**updates)
+
+
+def home_dir() -> Path:
+    """The user's home folder ($HOME, else the OS's answer): where agents keep user-scope config."""
+    from pathlib import Path
+
+    home = os.environ.get("HOME")
+    return Path(home) if home else Path.home()

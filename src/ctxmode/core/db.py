@@ -1,0 +1,390 @@
+"""``Database``: owns the SQLite connection of one project's knowledge file.
+
+Opening a store creates the file (mode 0600, folder 0700) if needed, applies the connection
+pragmas (WAL, busy_timeout, foreign keys, synchronous=NORMAL) and migrates once. Writes run in
+short ``BEGIN IMMEDIATE`` transactions, retried with backoff while another process holds the
+write lock. Domain modules take a ``Database``; ``ctxmode.store.Store`` extends it with the
+domain operations as methods, so that callers hold one object.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sqlite3
+import sys
+import time
+
+from ctxmode.core import config, schema
+from ctxmode.core.errors import (
+    CorruptDatabase,
+    NotACtxmodeDatabase,
+    StoreError,
+    StoreUnavailable,
+)
+
+# Hooks open a store on every tool call: no typing, pathlib, contextlib or getpass at import
+# time (see ``_lean``); ``path`` and ``root`` become ``Path`` objects only when asked for.
+TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
+    from types import TracebackType
+    from typing import Any, Self
+
+
+_LOCKED_MESSAGES = ("database is locked", "database table is locked", "database is busy")
+
+
+def is_locked(exc: BaseException) -> bool:
+    """Whether a raw sqlite3 error means another connection holds the lock."""
+    return isinstance(exc, sqlite3.OperationalError) and any(
+        m in str(exc).lower() for m in _LOCKED_MESSAGES
+    )
+
+
+def lock_held(exc: BaseException) -> bool:
+    """Whether a ``StoreError`` was raised because another connection held the lock (and
+    not, say, because the file is read-only): waiting, or coming back later, would help."""
+    return exc.__cause__ is not None and is_locked(exc.__cause__)
+
+
+def translate_sqlite_error(exc: sqlite3.Error, path: str | os.PathLike[str]) -> StoreError:
+    """Map a raw sqlite3 error to a ``StoreError`` that says what to do."""
+    text = str(exc).lower()
+    if "not a database" in text or "malformed" in text or "corrupt" in text:
+        return CorruptDatabase(
+            f"{path} is not a readable ctxmode database ({exc}); move it aside or run "
+            "`ctxmode doctor` (hooks recover automatically by moving it aside)"
+        )
+    if "readonly" in text or "read-only" in text:
+        return StoreUnavailable(
+            f"{path} is read-only ({exc}); make the file and its folder writable by you"
+        )
+    if "disk is full" in text or "disk i/o" in text:
+        return StoreUnavailable(f"cannot write {path} ({exc}); free disk space and retry")
+    if is_locked(exc):
+        return StoreUnavailable(
+            f"{path} stayed locked by another process ({exc}); retry, or stop the process "
+            "holding it"
+        )
+    return StoreUnavailable(
+        f"cannot use {path} ({exc}); check that the path is a writable file location"
+    )
+
+
+#: SQLite's primary result codes for a damaged file: SQLITE_CORRUPT and SQLITE_NOTADB.
+_DAMAGE_CODES = (11, 26)
+
+
+def is_damage(exc: BaseException | None) -> bool:
+    """True when ``exc`` (or an error it was raised from) says the database file is damaged.
+
+    Checks SQLite's result code rather than the message: "malformed JSON" from ``json_extract``
+    is a query error, not a damaged file, and must never get a healthy store moved aside.
+    """
+    while exc is not None:
+        code = getattr(exc, "sqlite_errorcode", None)
+        if isinstance(code, int) and code & 0xFF in _DAMAGE_CODES:
+            return True
+        exc = exc.__cause__
+    return False
+
+
+#: Result codes that describe the file or its storage, not the statement: SQLITE_PERM, BUSY,
+#: LOCKED, READONLY, IOERR, CORRUPT, FULL, CANTOPEN, NOTADB.
+_ENVIRONMENT_CODES = (3, 5, 6, 8, 10, 11, 13, 14, 26)
+
+
+def is_environmental(exc: BaseException) -> bool:
+    """True for a sqlite3 error about the store's file or disk (never a bad statement)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return (
+        isinstance(exc, sqlite3.Error)
+        and isinstance(code, int)
+        and code & 0xFF in _ENVIRONMENT_CODES
+    )
+
+
+def _prepare_file(path: str) -> None:
+    """Create the folder (0700) and an empty file (0600) before SQLite touches them.
+
+    A ``.context`` folder also gets a ``.gitignore`` of ``*``, so git never sees the store and
+    the user's own ``.gitignore`` needs no edit.
+    """
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise StoreUnavailable(f"{path} exists and is not a file; pass a file path with --db")
+    try:
+        folder = os.path.dirname(path)
+        if not os.path.exists(folder):
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+        if os.path.basename(folder) == config.CONTEXT_DIR:
+            ignore = os.path.join(folder, ".gitignore")
+            if not os.path.exists(ignore):
+                with open(ignore, "w", encoding="utf-8") as handle:
+                    handle.write("*\n")
+        if not os.path.exists(path):
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            os.close(fd)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise StoreUnavailable(
+            f"cannot create {path} ({exc.strerror}); choose a writable location with --db "
+            "or CTXMODE_DB"
+        ) from exc
+
+
+def _connect(path: str) -> sqlite3.Connection:
+    conn = sqlite3.connect(
+        path,
+        timeout=config.BUSY_TIMEOUT_MS / 1000,
+        isolation_level=None,
+        check_same_thread=False,
+    )
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {config.BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+        if str(mode).lower() != "wal":
+            # Switching to WAL rewrites the file header: never do it to another program's file.
+            schema.refuse_foreign(conn)
+            conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def quarantine(path: str | os.PathLike[str], now: float | None = None) -> str:
+    """Move a bad store file (and its WAL/SHM) aside under a timestamped name; return it."""
+    path = os.fspath(path)
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now or time.time()))
+    target = f"{path}.bad-{stamp}"
+    n = 1
+    while os.path.exists(target):
+        target = f"{path}.bad-{stamp}-{n}"
+        n += 1
+    os.replace(path, target)
+    for suffix in ("-wal", "-shm"):
+        if os.path.exists(path + suffix):
+            os.replace(path + suffix, target + suffix)
+    return target
+
+
+class _Transaction:
+    """``Database.transaction()``: a class, not ``contextlib.contextmanager`` (hook import cost)."""
+
+    __slots__ = ("_savepoint", "store")
+
+    def __init__(self, store: Database) -> None:
+        self.store = store
+        self._savepoint: str | None = None
+
+    def __enter__(self) -> sqlite3.Connection:
+        conn = self.store.conn
+        if conn.in_transaction:
+            self._savepoint = f"sp_{id(self)}"
+            conn.execute(f"SAVEPOINT {self._savepoint}")
+        else:
+            self.store._begin()
+        return conn
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        conn, name = self.store.conn, self._savepoint
+        if name is not None:
+            if exc is not None:
+                conn.execute(f"ROLLBACK TO {name}")
+            conn.execute(f"RELEASE {name}")
+            return
+        if exc is not None:
+            try:  # noqa: SIM105 - contextlib costs a hook ~1.6 ms to import
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            if isinstance(exc, sqlite3.Error) and is_environmental(exc):
+                # Read-only, full, damaged or locked: the user's to fix, so say how.
+                raise translate_sqlite_error(exc, self.store.db_file) from exc
+            return
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.Error as error:
+            try:  # noqa: SIM105 - see above
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            raise translate_sqlite_error(error, self.store.db_file) from error
+
+
+class Database:
+    """One project's store file, opened and migrated. ``Store`` adds the domain operations."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        path: str | os.PathLike[str],
+        root: str | os.PathLike[str],
+        settings: config.Settings,
+        recovered_from: str | os.PathLike[str] | None = None,
+    ) -> None:
+        self.conn = conn
+        #: The store file and the project root as strings (cheap); ``path``/``root`` as Paths.
+        self.db_file = os.fspath(path)
+        self.root_dir = os.fspath(root)
+        self.settings = settings
+        #: Where a corrupt file was moved when ``open(recover=True)`` replaced it.
+        self.recovered_file = None if recovered_from is None else os.fspath(recovered_from)
+        #: Attempts at the write lock before ``StoreUnavailable`` (see ``limit_lock_wait``).
+        self.lock_retries = config.LOCKED_RETRIES
+
+    @functools.cached_property
+    def path(self) -> Path:
+        """The store file."""
+        from pathlib import Path
+
+        return Path(self.db_file)
+
+    @functools.cached_property
+    def root(self) -> Path:
+        """The project root that stored file paths are relative to."""
+        from pathlib import Path
+
+        return Path(self.root_dir)
+
+    @property
+    def recovered_from(self) -> Path | None:
+        """Where ``open(recover=True)`` moved an unusable file, if it did."""
+        from pathlib import Path
+
+        return None if self.recovered_file is None else Path(self.recovered_file)
+
+    def limit_lock_wait(self, busy_timeout_ms: int, retries: int) -> None:
+        """Bound how long a write waits for another process's lock.
+
+        At most ``retries`` attempts of ``busy_timeout_ms`` each, plus the backoff between them.
+        Hooks use a short bound: an agent's tool call must not stall on a busy store.
+        """
+        self.conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        self.lock_retries = max(1, int(retries))
+
+    # -- lifecycle of the handle -------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        root: str | os.PathLike[str] | None = None,
+        recover: bool = False,
+        create: bool = True,
+    ) -> Self:
+        """Open (creating and migrating as needed) the store at ``path``.
+
+        ``root`` is the project root that file paths are relative to (default: the folder that
+        holds ``.context``). With ``recover=True`` a corrupt file or another program's database
+        is moved aside and a fresh store is started; ``recovered_from`` names the kept file.
+        """
+        db_path = os.path.abspath(os.path.expanduser(path))
+        project_root = os.path.realpath(root) if root else config.root_dir_for_db(db_path)
+        if not create and not os.path.exists(db_path):
+            raise StoreUnavailable(f"no ctxmode store at {db_path}; run `ctxmode init` first")
+        _prepare_file(db_path)
+        recovered: str | None = None
+        try:
+            conn = cls._open_checked(db_path)
+        except (CorruptDatabase, NotACtxmodeDatabase) as exc:
+            if not recover:
+                raise
+            recovered = quarantine(db_path)
+            print(
+                f"ctxmode: moved unusable store aside to {recovered} ({exc}); started a new one",
+                file=sys.stderr,
+            )
+            _prepare_file(db_path)
+            conn = cls._open_checked(db_path)
+        return cls(conn, db_path, project_root, config.load_settings(project_root), recovered)
+
+    @staticmethod
+    def _open_checked(db_path: str) -> sqlite3.Connection:
+        try:
+            conn = _connect(db_path)
+        except sqlite3.Error as exc:
+            raise translate_sqlite_error(exc, db_path) from exc
+        try:
+            for attempt in range(config.LOCKED_RETRIES):
+                try:
+                    schema.migrate(conn)
+                    break
+                except sqlite3.OperationalError as exc:
+                    if not is_locked(exc) or attempt == config.LOCKED_RETRIES - 1:
+                        raise
+                    time.sleep(config.LOCKED_BACKOFF_S * (2**attempt))
+        except sqlite3.Error as exc:
+            conn.close()
+            raise translate_sqlite_error(exc, db_path) from exc
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- transactions ------------------------------------------------------------------------
+
+    def transaction(self) -> _Transaction:
+        """A short write transaction (``BEGIN IMMEDIATE``), nested via SAVEPOINT.
+
+        Use as ``with store.transaction() as conn:``. Waiting for the write lock is bounded:
+        busy_timeout per attempt, then a few retries with exponential backoff, then
+        ``StoreUnavailable``.
+        """
+        return _Transaction(self)
+
+    def _begin(self) -> None:
+        for attempt in range(self.lock_retries):
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                if not is_locked(exc) or attempt == self.lock_retries - 1:
+                    raise translate_sqlite_error(exc, self.db_file) from exc
+                time.sleep(config.LOCKED_BACKOFF_S * (2**attempt))
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        """Run a read query and return rows addressable by column name."""
+        try:
+            cursor = self.conn.execute(sql, params)
+        except sqlite3.OperationalError as exc:
+            if "no such" in str(exc) or "syntax" in str(exc):
+                raise
+            raise translate_sqlite_error(exc, self.path) from exc
+        cursor.row_factory = sqlite3.Row
+        return list(cursor.fetchall())
+
+    @functools.cached_property
+    def default_owner(self) -> str:
+        """The OS user, looked up once per store (a passwd lookup costs ~0.1 ms)."""
+        import getpass
+
+        try:
+            return getpass.getuser()
+        except Exception:  # noqa: BLE001 - no passwd entry in some containers
+            return "unknown"

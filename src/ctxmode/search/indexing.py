@@ -1,0 +1,524 @@
+"""Index files, folders and raw content into searchable chunks (``sources`` + ``chunks``).
+
+A *source* is the unit that was indexed: one file, one folder (many files), one piece of content,
+one fetched URL or one sandbox output, named by a unique label. Invariants:
+- (re-)indexing a source replaces all its chunks in one transaction; readers never see half;
+- every stored title and chunk is redacted (``.env`` files have every value masked);
+- paths resolve inside the project (``knowledge.normalize_path``; symlinks pointing out are
+  refused unless the project lists the location under ``allow_outside_paths``);
+- folder walks honour ``.gitignore`` files (each one for its own subtree; a negation cannot
+  re-include what a parent folder's file ignored), skip VCS/tool folders, binaries and files
+  over ``MAX_FILE_BYTES``; text is read as UTF-8, UTF-16 with a BOM, or else a legacy
+  single-byte encoding (``decode_text``). A file named explicitly is indexed even when ignored:
+  the caller asked for it;
+- file-backed sources remember each file's hash, mtime and size (``source_files``), so
+  ``refresh_sources`` re-chunks only what changed and drops what disappeared.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+import weakref
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ctxmode.core.errors import InvalidInput
+from ctxmode.core.redact import redact, redact_env_file
+from ctxmode.knowledge.contexts import absolute_path, normalize_path
+from ctxmode.search.chunking import Piece, chunk_as, chunk_content, chunk_document
+from ctxmode.search.files import Skipped, is_env_file, read_text, walk_files
+from ctxmode.search.sources import SOURCE_KINDS, location_exists
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from ctxmode.core.db import Database
+
+#: Largest piece of raw content accepted by ``index_content`` (characters).
+MAX_CONTENT_CHARS = 10_000_000
+
+
+#: ``progress(done, total, path)`` is called after each file of a walk.
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class IndexedSource:
+    """What happened to one source."""
+
+    label: str
+    kind: str
+    location: str | None
+    #: "indexed" | "refreshed" | "unchanged" | "missing" (its file or folder is gone: its
+    #: chunks are dropped, the source stays and is indexed again when the path is back)
+    status: str
+    files: int
+    chunks: int
+    bytes: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "kind": self.kind,
+            "location": self.location,
+            "status": self.status,
+            "files": self.files,
+            "chunks": self.chunks,
+            "bytes": self.bytes,
+        }
+
+
+@dataclass(frozen=True)
+class IndexReport:
+    """Summary of an indexing call: sources written and files left out."""
+
+    sources: tuple[IndexedSource, ...] = ()
+    skipped: tuple[Skipped, ...] = field(default_factory=tuple)
+
+    @property
+    def chunks(self) -> int:
+        return sum(s.chunks for s in self.sources)
+
+    @property
+    def files(self) -> int:
+        return sum(s.files for s in self.sources)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "sources": [s.to_dict() for s in self.sources],
+            "files": self.files,
+            "chunks": self.chunks,
+            "bytes": sum(s.bytes for s in self.sources),
+            "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
+        }
+
+
+@dataclass(frozen=True)
+class _FileState:
+    path: str  # project-relative (absolute when allowed outside the project)
+    content_hash: str
+    mtime: float
+    size: int
+
+
+@dataclass(frozen=True)
+class _Row:
+    path: str | None
+    ordinal: int
+    piece: Piece
+
+
+def _sha256(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def redact_piece(piece: Piece, *, content_redacted: bool = False) -> Piece:
+    """The piece with its title and content redacted.
+
+    ``content_redacted`` says the whole text was redacted before chunking (which also catches
+    a secret that a chunk boundary would cut): then only the title, which chunking composes
+    from several parts, is redacted again. Redaction costs ~3 s per MB, so one pass matters.
+    """
+    content = piece.content if content_redacted else redact(piece.content)
+    return Piece(redact(piece.title), content, piece.kind)
+
+
+# -- reading files ---------------------------------------------------------------------------
+
+
+def _pieces_for_file(rel: str, text: str, base_title: str) -> list[Piece]:
+    text = redact_env_file(text) if is_env_file(rel) else redact(text)
+    pieces = chunk_document(text, rel, base_title=base_title)
+    return [redact_piece(p, content_redacted=True) for p in pieces]
+
+
+# -- walking folders -------------------------------------------------------------------------
+
+
+# -- writing sources -------------------------------------------------------------------------
+
+
+def _check_label(label: object) -> str:
+    if not isinstance(label, str) or not label.strip():
+        raise InvalidInput("source label must be a non-empty string, e.g. --source docs")
+    text = label.strip()
+    if len(text) > 300:
+        raise InvalidInput("source label is longer than 300 characters; use a shorter name")
+    return text
+
+
+def _upsert_source(
+    conn: sqlite3.Connection,
+    label: str,
+    kind: str,
+    location: str | None,
+    *,
+    content_hash: str | None,
+    mtime: float | None,
+    size: int,
+    now: int,
+    fetched_at: int | None = None,
+    expires_at: int | None = None,
+) -> int:
+    row = conn.execute("SELECT id FROM sources WHERE label = ?", (label,)).fetchone()
+    if row:
+        conn.execute(
+            "UPDATE sources SET kind = ?, location = ?, content_hash = ?, mtime = ?, bytes = ?, "
+            "fetched_at = ?, expires_at = ?, indexed_at = ? WHERE id = ?",
+            (kind, location, content_hash, mtime, size, fetched_at, expires_at, now, row[0]),
+        )
+        return int(row[0])
+    cur = conn.execute(
+        "INSERT INTO sources(label, kind, location, content_hash, mtime, bytes, fetched_at, "
+        "expires_at, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (label, kind, location, content_hash, mtime, size, fetched_at, expires_at, now),
+    )
+    return int(cur.lastrowid or 0)
+
+
+def _insert_rows(conn: sqlite3.Connection, source_id: int, rows: Iterable[_Row], now: int) -> int:
+    count = 0
+    for row in rows:
+        conn.execute(
+            "INSERT INTO chunks(source_id, ordinal, title, content, kind, created_at, path) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (source_id, row.ordinal, row.piece.title, row.piece.content, row.piece.kind, now,
+             row.path),
+        )  # fmt: skip
+        count += 1
+    return count
+
+
+def _rows(path: str | None, pieces: Sequence[Piece]) -> list[_Row]:
+    return [_Row(path, i, p) for i, p in enumerate(pieces) if p.content.strip()]
+
+
+def _aggregate_hash(states: Iterable[_FileState]) -> str:
+    joined = "\n".join(f"{s.path}\0{s.content_hash}" for s in sorted(states, key=lambda s: s.path))
+    return _sha256(joined.encode())
+
+
+def _replace_file_source(
+    store: Database,
+    label: str,
+    location: str,
+    states: Sequence[_FileState],
+    rows: Sequence[_Row],
+    now: int,
+) -> int:
+    """Replace a file-backed source wholesale; return the number of chunks written."""
+    with store.transaction() as conn:
+        source_id = _upsert_source(
+            conn,
+            label,
+            "file",
+            location,
+            content_hash=_aggregate_hash(states),
+            mtime=max((s.mtime for s in states), default=None),
+            size=sum(s.size for s in states),
+            now=now,
+        )
+        conn.execute("DELETE FROM chunks WHERE source_id = ?", (source_id,))
+        conn.execute("DELETE FROM source_files WHERE source_id = ?", (source_id,))
+        conn.executemany(
+            "INSERT INTO source_files(source_id, path, content_hash, mtime, bytes) "
+            "VALUES (?, ?, ?, ?, ?)",
+            [(source_id, s.path, s.content_hash, s.mtime, s.size) for s in states],
+        )
+        return _insert_rows(conn, source_id, rows, now)
+
+
+def _default_label(rel: str) -> str:
+    return "project" if rel == "." else rel
+
+
+def index_path(
+    store: Database,
+    path: str,
+    source: str | None = None,
+    progress: Progress | None = None,
+    *,
+    now: int | None = None,
+) -> IndexReport:
+    """Index a file or a folder as one source (label: ``source``, else the relative path).
+
+    A folder's chunks are titled ``<file> > <heading>``; a single file's by its headings or
+    definitions. Indexing the same label again replaces its previous chunks.
+    """
+    rel = normalize_path(store, path)
+    target = absolute_path(store, rel)
+    label = _check_label(source) if source is not None else _default_label(rel)
+    ts = int(now if now is not None else time.time())
+    if target.is_dir():
+        files, skipped = walk_files(store, rel)
+        is_dir = True
+    elif target.is_file():
+        files, skipped, is_dir = [rel], [], False
+    else:
+        raise InvalidInput(f"{path!r} is neither a file nor a folder; check the path")
+    states: list[_FileState] = []
+    rows: list[_Row] = []
+    total = len(files)
+    for done, file_rel in enumerate(files, start=1):
+        file_path = absolute_path(store, file_rel)
+        text, reason, raw = read_text(file_path)
+        if text is None:
+            skipped.append(Skipped(file_rel, reason or "skipped"))
+        else:
+            stat = file_path.stat()
+            states.append(_FileState(file_rel, _sha256(raw), stat.st_mtime, len(raw)))
+            pieces = _pieces_for_file(file_rel, text, file_rel if is_dir else "")
+            rows.extend(_rows(file_rel, pieces))
+        if progress is not None:
+            progress(done, total, file_rel)
+    if not is_dir and not states:
+        raise InvalidInput(f"{rel} was not indexed: {skipped[0].reason}")
+    count = _replace_file_source(store, label, rel, states, rows, ts)
+    indexed = IndexedSource(
+        label, "file", rel, "indexed", len(states), count, sum(s.size for s in states)
+    )
+    return IndexReport((indexed,), tuple(skipped))
+
+
+def index_content(
+    store: Database,
+    content: str,
+    source: str,
+    kind: str = "content",
+    *,
+    fmt: str | None = None,
+    location: str | None = None,
+    fetched_at: int | None = None,
+    expires_at: int | None = None,
+    now: int | None = None,
+) -> IndexReport:
+    """Index a piece of text as source ``source`` (replacing a previous one of that label).
+
+    ``fmt`` forces "markdown", "json", "code" or "text"; by default the content is sniffed.
+    """
+    label = _check_label(source)
+    if kind not in SOURCE_KINDS:
+        raise InvalidInput(f"unknown source kind {kind!r}; use one of: {', '.join(SOURCE_KINDS)}")
+    if not isinstance(content, str) or not content.strip():
+        raise InvalidInput("content to index must be a non-empty string")
+    if len(content) > MAX_CONTENT_CHARS:
+        raise InvalidInput(
+            f"content is {len(content)} characters, over the {MAX_CONTENT_CHARS} limit; "
+            "split it or write it to a file and index the file"
+        )
+    raw = content.encode("utf-8", errors="replace")
+    clean = redact(content)
+    pieces = chunk_as(clean, fmt) if fmt else chunk_content(clean)
+    return index_pieces(
+        store,
+        pieces,
+        label,
+        kind,
+        redacted=True,
+        size=len(raw),
+        content_hash=_sha256(raw),
+        location=location,
+        fetched_at=fetched_at,
+        expires_at=expires_at,
+        now=now,
+    )
+
+
+def index_pieces(
+    store: Database,
+    pieces: Sequence[Piece],
+    source: str,
+    kind: str,
+    *,
+    size: int,
+    redacted: bool = False,
+    content_hash: str | None = None,
+    location: str | None = None,
+    fetched_at: int | None = None,
+    expires_at: int | None = None,
+    now: int | None = None,
+) -> IndexReport:
+    """Store already chunked pieces as source ``source``, replacing a previous one.
+
+    Pieces are redacted here unless ``redacted`` says their text was redacted as a whole
+    before chunking (titles are redacted again either way).
+    """
+    label = _check_label(source)
+    if kind not in SOURCE_KINDS:
+        raise InvalidInput(f"unknown source kind {kind!r}; use one of: {', '.join(SOURCE_KINDS)}")
+    rows = _rows(None, [redact_piece(p, content_redacted=redacted) for p in pieces])
+    ts = int(now if now is not None else time.time())
+    with store.transaction() as conn:
+        source_id = _upsert_source(
+            conn,
+            label,
+            kind,
+            location,
+            content_hash=content_hash,
+            mtime=None,
+            size=size,
+            now=ts,
+            fetched_at=fetched_at,
+            expires_at=expires_at,
+        )
+        conn.execute("DELETE FROM chunks WHERE source_id = ?", (source_id,))
+        conn.execute("DELETE FROM source_files WHERE source_id = ?", (source_id,))
+        count = _insert_rows(conn, source_id, rows, ts)
+    return IndexReport((IndexedSource(label, kind, location, "indexed", 0, count, size),))
+
+
+# -- refresh ---------------------------------------------------------------------------------
+
+
+def _refresh_one(
+    store: Database, source_id: int, label: str, location: str, now: int
+) -> tuple[IndexedSource, list[Skipped]]:
+    target = absolute_path(store, location)
+    if not location_exists(store, location):
+        # Kept, emptied: a folder gone with a branch switch is indexed again when it is back
+        # (its files all look new then); `ctxmode sources --rm` deletes a source for good.
+        if store.conn.execute(
+            "SELECT 1 FROM source_files WHERE source_id = ? LIMIT 1", (source_id,)
+        ).fetchone():
+            with store.transaction() as conn:
+                conn.execute("DELETE FROM chunks WHERE source_id = ?", (source_id,))
+                conn.execute("DELETE FROM source_files WHERE source_id = ?", (source_id,))
+                conn.execute(
+                    "UPDATE sources SET content_hash = NULL, mtime = NULL, bytes = 0, "
+                    "indexed_at = ? WHERE id = ?",
+                    (now, source_id),
+                )
+        return IndexedSource(label, "file", location, "missing", 0, 0, 0), []
+    is_dir = target.is_dir()
+    skipped: list[Skipped] = []
+    if is_dir:
+        files, skipped = walk_files(store, location)
+    else:
+        files = [location]
+    known = {
+        r[0]: (r[1], r[2], r[3])
+        for r in store.conn.execute(
+            "SELECT path, content_hash, mtime, bytes FROM source_files WHERE source_id = ?",
+            (source_id,),
+        )
+    }
+    states: dict[str, _FileState] = {}
+    changed: dict[str, list[_Row]] = {}
+    for rel in files:
+        file_path = absolute_path(store, rel)
+        try:
+            stat = file_path.stat()
+        except OSError:
+            continue
+        old = known.get(rel)
+        if old and old[1] == stat.st_mtime and old[2] == stat.st_size:
+            states[rel] = _FileState(rel, old[0], stat.st_mtime, stat.st_size)
+            continue
+        text, reason, raw = read_text(file_path)
+        if text is None:
+            skipped.append(Skipped(rel, reason or "skipped"))
+            continue
+        digest = _sha256(raw)
+        states[rel] = _FileState(rel, digest, stat.st_mtime, len(raw))
+        if old and old[0] == digest:
+            continue  # touched, not changed: only the mtime is updated below
+        changed[rel] = _rows(rel, _pieces_for_file(rel, text, rel if is_dir else ""))
+    removed = [p for p in known if p not in states]
+    touched = [p for p, s in states.items() if p in known and known[p][1] != s.mtime]
+    if not changed and not removed and not touched:
+        count = store.conn.execute(
+            "SELECT COUNT(*) FROM chunks WHERE source_id = ?", (source_id,)
+        ).fetchone()[0]
+        size = sum(s.size for s in states.values())
+        return IndexedSource(label, "file", location, "unchanged", len(states), count, size), []
+    with store.transaction() as conn:
+        for rel in [*removed, *changed]:
+            conn.execute("DELETE FROM chunks WHERE source_id = ? AND path = ?", (source_id, rel))
+            conn.execute(
+                "DELETE FROM source_files WHERE source_id = ? AND path = ?", (source_id, rel)
+            )
+        for rows in changed.values():
+            _insert_rows(conn, source_id, rows, now)
+        conn.executemany(
+            "INSERT INTO source_files(source_id, path, content_hash, mtime, bytes) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT(source_id, path) DO UPDATE SET "
+            "content_hash = excluded.content_hash, mtime = excluded.mtime, bytes = excluded.bytes",
+            [(source_id, s.path, s.content_hash, s.mtime, s.size) for s in states.values()],
+        )
+        conn.execute(
+            "UPDATE sources SET content_hash = ?, mtime = ?, bytes = ?, indexed_at = ? "
+            "WHERE id = ?",
+            (
+                _aggregate_hash(states.values()),
+                max((s.mtime for s in states.values()), default=None),
+                sum(s.size for s in states.values()),
+                now,
+                source_id,
+            ),
+        )
+        count = conn.execute(
+            "SELECT COUNT(*) FROM chunks WHERE source_id = ?", (source_id,)
+        ).fetchone()[0]
+    status = "refreshed" if changed or removed else "unchanged"
+    size = sum(s.size for s in states.values())
+    return IndexedSource(label, "file", location, status, len(states), count, size), skipped
+
+
+def refresh_sources(
+    store: Database, labels: Sequence[str] | None = None, *, now: int | None = None
+) -> IndexReport:
+    """Bring file-backed sources up to date with the files on disk.
+
+    Files whose mtime and size are unchanged are not read; changed ones are re-chunked (alone,
+    not the whole folder); deleted files lose their chunks; a source whose file or folder is gone
+    loses its chunks but stays listed, and is indexed again once the path exists again.
+    Cheap when nothing changed: one ``stat`` per file and no write.
+    """
+    ts = int(now if now is not None else time.time())
+    sql = "SELECT id, label, location FROM sources WHERE kind = 'file' AND location IS NOT NULL"
+    params: list[Any] = []
+    if labels:
+        sql += f" AND label IN ({', '.join('?' for _ in labels)})"
+        params.extend(labels)
+    results: list[IndexedSource] = []
+    skipped: list[Skipped] = []
+    for source_id, label, location in store.conn.execute(sql + " ORDER BY id", params).fetchall():
+        done, skip = _refresh_one(store, int(source_id), str(label), str(location), ts)
+        results.append(done)
+        skipped.extend(skip)
+    return IndexReport(tuple(results), tuple(skipped))
+
+
+#: ``refresh_due`` refreshes a store's file-backed sources at most this often (seconds): a
+#: long-lived server searching many times a second pays one ``stat`` per indexed file once
+#: per interval, not per query (~47 ms for 2,400 files, measured by hand).
+REFRESH_EVERY_S = 2.0
+_LAST_REFRESH: weakref.WeakKeyDictionary[Database, float] = weakref.WeakKeyDictionary()
+
+
+def refresh_due(store: Database, every_s: float = REFRESH_EVERY_S) -> IndexReport | None:
+    """``refresh_sources`` unless it ran on this ``store`` less than ``every_s`` seconds ago
+    (then ``None``). Every face calls it before a search (CLI, MCP, web), so edited files are
+    searched as they are; a server that keeps one store open pays for it once per interval."""
+    now = time.monotonic()
+    last = _LAST_REFRESH.get(store)
+    if last is not None and now - last < every_s:
+        return None
+    report = refresh_sources(store)
+    _LAST_REFRESH[store] = time.monotonic()
+    return report
+
+
+# -- reading sources back --------------------------------------------------------------------
+
+
+__all__ = [
+    "IndexReport",
+    "IndexedSource",
+    "index_content",
+    "index_path",
+    "index_pieces",
+    "refresh_sources",
+]

@@ -1,0 +1,672 @@
+"""Extraction: a normalized hook event -> the session event records worth keeping.
+
+Pure functions, no I/O. Invariants:
+- records hold summaries, never raw dumps: paths, commands (<= 200 chars), the first 100
+  characters of edited text, error type and first message line, prompt text (<= 300 chars);
+- every string in a record has gone through ``ctxmode.core.redact`` and shell ``export`` values are
+  masked whatever their name;
+- each record's category is one of the 23 in ``CATEGORIES`` and carries that priority.
+
+Stateful detectors (error resolution, iteration loops, latency) need earlier hook calls and live
+in ``ctxmode.sessions.records``; this module only supplies the keys they compare.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from ctxmode.core._lean import LazyRegex
+from ctxmode.core.redact import redact
+
+TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time (see _lean)
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from ctxmode.core._lean import NamedTuple
+
+#: Category -> priority (1 = most important). Order = snapshot order within a tier.
+CATEGORIES: dict[str, int] = {
+    "file": 1,
+    "task": 1,
+    "plan": 1,
+    "rule": 1,
+    "prompt": 1,
+    "decision": 2,
+    "git": 2,
+    "error": 2,
+    "error_resolution": 2,
+    "constraint": 2,
+    "blocker": 2,
+    "rejected_approach": 2,
+    "environment": 2,
+    "agent_finding": 2,
+    "iteration_loop": 2,
+    "latency": 3,
+    "mcp_tool": 3,
+    "subagent": 3,
+    "skill": 3,
+    "external_ref": 3,
+    "role": 3,
+    "intent": 4,
+    "data": 4,
+}
+
+#: Hook kinds every adapter maps its agent's event names onto.
+HOOK_KINDS: tuple[str, ...] = (
+    "pre_tool_use",
+    "post_tool_use",
+    "post_tool_use_failure",
+    "user_prompt",
+    "pre_compact",
+    "post_compact",
+    "session_start",
+    "stop",
+    "session_end",
+    "subagent_start",
+    "subagent_stop",
+)
+
+COMMAND_CHARS = 200
+SNIPPET_CHARS = 100
+PROMPT_CHARS = 300
+MESSAGE_CHARS = 200
+PLAN_CHARS = 400
+#: A stop message shorter than this is chatter, not a decision worth recording.
+DECISION_MIN_CHARS = 40
+
+#: File names whose reading means "the agent loaded project rules".
+RULE_FILES = frozenset(
+    {
+        "claude.md",
+        "claude.local.md",
+        "agents.md",
+        "gemini.md",
+        ".cursorrules",
+        ".windsurfrules",
+        ".clinerules",
+        "conventions.md",
+        "copilot-instructions.md",
+    }
+)
+
+
+# NamedTuple rather than dataclass on the hook path: importing dataclasses (and inspect) costs
+# ~20 ms per hook process, a large share of the whole hook.
+class NormalizedHookEvent(NamedTuple):
+    """One hook call, whatever the agent: the adapters' only output (read-only)."""
+
+    agent: str
+    kind: str
+    session_id: str
+    cwd: str | None = None
+    tool_name: str | None = None  # canonical (Bash, Edit, Write, Read, ...); mcp__x__y kept
+    raw_tool_name: str | None = None
+    tool_input: dict[str, Any] = {}  # noqa: RUF012 - shared default, never mutated
+    tool_response: Any = None
+    error: str | None = None
+    tool_use_id: str | None = None
+    duration_ms: int | None = None
+    prompt: str | None = None
+    prompt_source: str | None = None
+    source: str | None = None  # session-start source: startup|resume|clear|compact
+    trigger: str | None = None
+    last_assistant_message: str | None = None
+    stop_hook_active: bool = False
+    transcript_path: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.kind == "post_tool_use_failure"
+
+
+class EventRecord(NamedTuple):
+    """An extracted event before storage; ``key`` identifies its subject for the detectors."""
+
+    category: str
+    type: str
+    data: dict[str, Any]
+
+    @property
+    def priority(self) -> int:
+        return CATEGORIES[self.category]
+
+
+def clip(text: object, limit: int) -> str:
+    """Redacted, whitespace-collapsed text of at most ``limit`` characters."""
+    value = " ".join(str(text).split())
+    value = redact(value)
+    return value if len(value) <= limit else value[: limit - 1] + "…"
+
+
+def _rec(category: str, type_: str, **data: Any) -> EventRecord:
+    return EventRecord(category, type_, {k: v for k, v in data.items() if v not in (None, "")})
+
+
+# -- shell commands --------------------------------------------------------------------------
+
+_EXPORT = LazyRegex(r"""\b(export\s+[A-Za-z_][A-Za-z0-9_]*=)("[^"]*"|'[^']*'|\S*)""")
+_SEGMENT_SPLIT = LazyRegex(r"\s*(?:&&|\|\||;|\n)\s*")
+_INSTALL = LazyRegex(
+    r"^(?:sudo\s+)?(?:python3?\s+-m\s+)?(pip3?|uv(?:\s+pip)?|poetry|pipx|conda|mamba|npm|pnpm|"
+    r"yarn|bun|cargo|go|gem|apt(?:-get)?|brew|dnf|yum|apk)\s+(install|add|i|get|sync)\b"
+)
+_ENV_SETUP = LazyRegex(
+    r"^(?:source|\.)\s+\S*activate\b|^(?:python3?|uv)\s+(?:-m\s+)?venv\b|^nvm\s+use\b|"
+    r"^pyenv\s+(?:local|shell)\b|^conda\s+activate\b"
+)
+_GIT_READONLY = frozenset(
+    {"status", "log", "diff", "show", "blame", "ls-files", "rev-parse", "grep", "describe"}
+)
+_GIT_MSG = LazyRegex(r"""(?:\s-[a-zA-Z]*m|\s--message)(?:=|\s+)("[^"]*"|'[^']*'|\S+)""")
+
+
+def mask_exports(command: str) -> str:
+    """Replace every ``export NAME=value`` value with ``[masked]``."""
+    return _EXPORT.sub(r"\1[masked]", command)
+
+
+def shell_records(command: str) -> list[EventRecord]:
+    """Records for a shell command: git actions, cwd changes, installs, exports, env setup."""
+    out: list[EventRecord] = []
+    for segment in _SEGMENT_SPLIT.split(command.strip()):
+        seg = segment.strip()
+        if not seg:
+            continue
+        words = seg.split()
+        head = words[0]
+        if head == "cd" and len(words) > 1:
+            out.append(_rec("environment", "cwd", path=clip(words[1], COMMAND_CHARS)))
+        elif head == "git" and len(words) > 1:
+            git = _git_record(seg, words)
+            if git is not None:
+                out.append(git)
+        elif head == "export" and len(words) > 1:
+            name = words[1].split("=", 1)[0]
+            out.append(_rec("environment", "export", name=clip(name, 80), value="[masked]"))
+        elif _INSTALL.match(seg):
+            out.append(_rec("environment", "install", command=clip(mask_exports(seg), 200)))
+        elif _ENV_SETUP.match(seg):
+            out.append(_rec("environment", "setup", command=clip(mask_exports(seg), 200)))
+    return out
+
+
+def _git_record(seg: str, words: list[str]) -> EventRecord | None:
+    args = words[1:]
+    # Skip global options such as ``-C path`` or ``-c k=v`` before the subcommand.
+    while args and args[0].startswith("-"):
+        args = args[2:] if args[0] in ("-C", "-c") else args[1:]
+    if not args:
+        return None
+    op = args[0]
+    if op in _GIT_READONLY:
+        return None
+    data: dict[str, Any] = {"op": op}
+    if op == "commit":
+        m = _GIT_MSG.search(seg)
+        if m:
+            data["message"] = clip(m.group(1).strip("\"'"), MESSAGE_CHARS)
+    elif op in ("checkout", "switch", "branch"):
+        names = [a for a in args[1:] if not a.startswith("-")]
+        if names:
+            data["branch"] = clip(names[-1 if op == "branch" else 0], 120)
+    elif op in ("push", "pull", "merge", "rebase", "reset", "revert", "cherry-pick", "tag"):
+        rest = [a for a in args[1:] if not a.startswith("-")]
+        if rest:
+            data["target"] = clip(" ".join(rest), 120)
+    else:
+        data["command"] = clip(seg, COMMAND_CHARS)
+    return EventRecord("git", op, data)
+
+
+# -- text heuristics (English + Chinese) -----------------------------------------------------
+
+
+#: Prompt heuristics as cue lists, not regexes: compiling a dozen patterns cost each prompt
+#: hook ~5 ms. (English words and phrases, matched as whole words, case-insensitive; Chinese
+#: cues, matched as substrings.) The first five are categories, ``_INTENT_CUES`` the intents.
+_PROMPT_CUES: dict[str, tuple[str, str]] = {
+    "role": (
+        "you are a|you are an|you're a|you're an|act as|acting as|pretend to be|as a senior|"
+        "as an expert|as an experienced|as a expert|as a experienced|as an senior",
+        "你是一名|你是一个|你是一位|作为一名|作为一个|作为一位|扮演",
+    ),
+    "constraint": (
+        "must|mustn't|never|always|do not|don't|only use|without using|no more than|at most|"
+        "at least|required|make sure",
+        "必须|不要|不能|禁止|只能|务必|一定要|不允许",
+    ),
+    "decision": (
+        "decided|decide to|let's go with|go with|going with|we'll use|we will use|chose|choose|"
+        "opted for|settled on|switch to|switched to|prefer",
+        "决定|选择|采用|方案|就用",
+    ),
+    "rejected_approach": (
+        "instead of|rather than|don't use|do not use|stop using|not that|revert|roll back|"
+        "rollback|abandon|drop the|drop that",
+        "不用|别用|不要用|放弃|换成|而不是|回滚",
+    ),
+    "blocker": (
+        "blocked|blocker|stuck|can't proceed|cannot proceed|waiting for|waiting on|depends on",
+        "卡住|阻塞|被卡|等待|依赖于",
+    ),
+}
+_INTENT_CUES: tuple[tuple[str, tuple[str, str]], ...] = (
+    ("fix", ("fix|bug|broken|crash|fail|fails|error", "修复|错误|报错|崩溃")),
+    ("refactor", ("refactor|clean up|cleanup|rename|simplify", "重构|整理")),
+    ("test", ("test|tests|coverage", "测试")),
+    ("review", ("review|audit", "审查|评审")),
+    ("docs", ("document|docs|readme", "文档")),
+    ("implement", ("add|implement|create|build|write|support", "实现|添加|新增|编写")),
+    ("investigate", ("why|how|what|explain|investigate|look into", "为什么|怎么|解释|调查")),
+)
+#: Everything but letters, digits, ``_`` and ``'`` separates words (as ``\b`` would).
+_WORD_BREAKS = str.maketrans(
+    dict.fromkeys('!"#$%&()*+,-./:;<=>?@[\\]^`{|}~\t\n\r，。！？；：、（）【】《》“”…—', " ")
+)
+
+
+class _Words:
+    """A text's lower-case words, for whole-word and phrase cues."""
+
+    __slots__ = ("padded", "text", "words")
+
+    def __init__(self, text: str) -> None:
+        lowered = text.lower().replace("\u2019", "'").translate(_WORD_BREAKS)
+        tokens = [t.strip("'") for t in lowered.split()]
+        self.text = text
+        self.words = frozenset(tokens)
+        self.padded = f" {' '.join(tokens)} "
+
+    def has_cue(self, cues: tuple[str, str]) -> bool:
+        english, chinese = cues
+        for cue in english.split("|"):
+            if (f" {cue} " in self.padded) if " " in cue else (cue in self.words):
+                return True
+        return any(cue in self.text for cue in chinese.split("|"))
+
+
+_URL = LazyRegex(r"https?://[^\s<>\"'`)\]]+")
+_ISSUE_REF = LazyRegex(r"(?<![\w&/])#(\d{1,7})\b")
+
+
+def external_refs(text: str) -> list[EventRecord]:
+    """URLs and ``#123`` references mentioned in ``text`` (at most five)."""
+    out = []
+    if "://" in text:
+        out += [
+            _rec("external_ref", "url", url=clip(u.rstrip(".,;:"), 200)) for u in _URL.findall(text)
+        ]
+    if "#" in text:
+        out += [_rec("external_ref", "issue", ref=f"#{n}") for n in _ISSUE_REF.findall(text)]
+    return out[:5]
+
+
+def is_decision_text(text: str) -> bool:
+    """Does an assistant message announce a decision (keywords plus a length threshold)?"""
+    return len(text.strip()) >= DECISION_MIN_CHARS and _Words(text).has_cue(
+        _PROMPT_CUES["decision"]
+    )
+
+
+def prompt_records(prompt: str) -> list[EventRecord]:
+    """The prompt itself plus role, constraint, decision, rejection, blocker, intent hints."""
+    text = prompt.strip()
+    if not text:
+        return []
+    short = clip(text, PROMPT_CHARS)
+    out = [_rec("prompt", "request", text=short)]
+    words = _Words(text)
+    for category, cues in _PROMPT_CUES.items():
+        if words.has_cue(cues):
+            detail = clip(text, 160) if category == "role" else short
+            out.append(
+                _rec(
+                    category,
+                    "stated" if category in ("role", "constraint") else "user",
+                    text=detail,
+                )
+            )
+    for name, cues in _INTENT_CUES:
+        if words.has_cue(cues):
+            out.append(_rec("intent", name, text=clip(text, 80)))
+            break
+    out += external_refs(text)
+    return out
+
+
+# -- tool calls ------------------------------------------------------------------------------
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _is_rule_file(path: str) -> bool:
+    low = path.replace("\\", "/").lower()
+    name = low.rsplit("/", 1)[-1]
+    return (
+        name in RULE_FILES
+        or name.endswith(".instructions.md")
+        or "/.cursor/rules/" in low
+        or "/.claude/rules/" in low
+    )
+
+
+def file_path_of(ev: NormalizedHookEvent) -> str:
+    """The file a tool call is about, when it has one."""
+    inp = ev.tool_input
+    for key in ("file_path", "notebook_path", "path", "filePath", "absolute_path"):
+        value = inp.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+def call_target(ev: NormalizedHookEvent) -> str:
+    """What a call acts on (file path, else the command's program and subcommand, else tool).
+
+    The error-resolution detector pairs a failure with a later success on the same target.
+    """
+    path = file_path_of(ev)
+    if path:
+        return path
+    command = _str(ev.tool_input.get("command"))
+    if command:
+        return " ".join(command.split()[:2])
+    return ev.tool_name or ""
+
+
+def call_fingerprint(ev: NormalizedHookEvent) -> str:
+    """Tool name plus canonical input: equal fingerprints = the same call repeated."""
+    return f"{ev.tool_name}:{json.dumps(ev.tool_input, sort_keys=True, default=str)[:2000]}"
+
+
+_ERROR_TYPE = LazyRegex(r"\b([A-Z][A-Za-z0-9_]*(?:Error|Exception|Failure))\b")
+_EXIT_CODE = LazyRegex(r"(?i)exit (?:code|status)[:\s]+(\d+)")
+
+
+def error_summary(message: str) -> tuple[str, str]:
+    """(error type, one-line message) of a tool failure text."""
+    lines = [ln.strip() for ln in message.splitlines() if ln.strip()]
+    m = _ERROR_TYPE.search(message)
+    code = _EXIT_CODE.search(message)
+    kind = m.group(1) if m else (f"exit {code.group(1)}" if code else "error")
+    detail = ""
+    for ln in reversed(lines):
+        if _ERROR_TYPE.search(ln) or "error" in ln.lower() or "fail" in ln.lower():
+            detail = ln
+            break
+    if not detail:
+        detail = next((ln for ln in lines if not _EXIT_CODE.match(ln)), lines[0] if lines else "")
+    return kind, clip(detail, MESSAGE_CHARS)
+
+
+def _patch_records(patch: str) -> list[EventRecord]:
+    """File records from an ``apply_patch`` envelope (``*** Update File: path`` ...)."""
+    out: list[EventRecord] = []
+    current: dict[str, Any] | None = None
+    ops = {"Update": "update", "Add": "create", "Delete": "delete"}
+    for line in patch.splitlines():
+        m = re.match(r"\*\*\* (Update|Add|Delete) File: (.+)", line)
+        if m:
+            current = {"path": m.group(2).strip(), "op": ops[m.group(1)], "old": "", "new": ""}
+            out.append(EventRecord("file", current["op"], current))
+        elif current is not None and line[:1] in "+-" and not line.startswith(("+++", "---")):
+            slot = "new" if line[0] == "+" else "old"
+            if len(current[slot]) < SNIPPET_CHARS:
+                current[slot] = (current[slot] + " " + line[1:].strip()).strip()
+    return [
+        _rec(
+            "file",
+            r.type,
+            **{
+                k: clip(v, SNIPPET_CHARS) if k != "path" else clip(v, 300)
+                for k, v in r.data.items()
+            },
+        )
+        for r in out
+    ]
+
+
+_TASK_STATUS = {
+    "pending": "pending",
+    "todo": "pending",
+    "not_started": "pending",
+    "in_progress": "in_progress",
+    "in-progress": "in_progress",
+    "active": "in_progress",
+    "completed": "completed",
+    "done": "completed",
+    "cancelled": "cancelled",
+    "canceled": "cancelled",
+    "deleted": "cancelled",
+    "blocked": "blocked",
+}
+
+
+def task_status(value: Any) -> str:
+    """Map an agent's todo status onto the tasks table vocabulary."""
+    return _TASK_STATUS.get(str(value or "pending").strip().lower(), "pending")
+
+
+def _todo_records(todos: Any) -> list[EventRecord]:
+    out: list[EventRecord] = []
+    if not isinstance(todos, list):
+        return out
+    for item in todos[:50]:
+        if not isinstance(item, dict):
+            continue
+        subject = _str(item.get("content")) or _str(item.get("description"))
+        subject = subject or _str(item.get("title"))
+        if not subject.strip():
+            continue
+        subject = clip(subject, 200)
+        out.append(
+            _rec(
+                "task",
+                "todo",
+                key=f"todo:{subject}",
+                subject=subject,
+                status=task_status(item.get("status")),
+            )
+        )
+    return out
+
+
+def _task_tool_records(ev: NormalizedHookEvent) -> list[EventRecord]:
+    inp = ev.tool_input
+    resp = ev.tool_response if isinstance(ev.tool_response, dict) else {}
+    if ev.tool_name == "TaskCreate":
+        nested = resp.get("task")
+        task: dict[str, Any] = nested if isinstance(nested, dict) else resp
+        task_id = task.get("id") or task.get("taskId")
+        subject = clip(_str(inp.get("subject")) or _str(inp.get("description")), 200)
+        if not subject:
+            return []
+        key = f"task:{task_id}" if task_id else f"todo:{subject}"
+        return [_rec("task", "create", key=key, subject=subject, status="pending")]
+    task_id = inp.get("taskId") or inp.get("id")
+    if not task_id:
+        return []
+    data: dict[str, Any] = {"key": f"task:{task_id}"}
+    if inp.get("subject"):
+        data["subject"] = clip(inp["subject"], 200)
+    if inp.get("status"):
+        data["status"] = task_status(inp["status"])
+    if inp.get("addBlockedBy"):
+        data["status"] = "blocked"
+    out = [EventRecord("task", "update", data)]
+    if data.get("status") == "blocked":
+        out.append(_rec("blocker", "task", text=clip(f"task {task_id} blocked", 100)))
+    return out
+
+
+def _response_text(resp: Any) -> str:
+    if isinstance(resp, str):
+        return resp
+    if isinstance(resp, dict):
+        content = resp.get("content")
+        if isinstance(content, list):
+            return " ".join(_str(c.get("text")) for c in content if isinstance(c, dict))
+        for key in ("result", "output", "llmContent", "text"):
+            if isinstance(resp.get(key), str):
+                return str(resp[key])
+    if isinstance(resp, list):
+        return " ".join(_str(c.get("text")) for c in resp if isinstance(c, dict))
+    return ""
+
+
+def tool_records(ev: NormalizedHookEvent) -> list[EventRecord]:
+    """Records for one tool call (success or failure)."""
+    name = ev.tool_name or ""
+    inp = ev.tool_input
+    path = file_path_of(ev)
+    if ev.failed:
+        kind, message = error_summary(ev.error or _response_text(ev.tool_response) or "failed")
+        target = path or clip(mask_exports(_str(inp.get("command"))), COMMAND_CHARS)
+        out = [_rec("error", kind, tool=name, target=target, message=message)]
+        if name == "ExitPlanMode":
+            out.append(_rec("rejected_approach", "plan", text=clip(inp.get("plan", ""), 200)))
+        return out
+    if name in ("Edit", "MultiEdit", "Write", "NotebookEdit"):
+        if name == "Edit":
+            old, new, op = inp.get("old_string"), inp.get("new_string"), "edit"
+        elif name == "MultiEdit":
+            edits = inp.get("edits") if isinstance(inp.get("edits"), list) else []
+            first = edits[0] if edits and isinstance(edits[0], dict) else {}
+            old, new, op = first.get("old_string"), first.get("new_string"), "edit"
+        elif name == "Write":
+            old, new, op = None, inp.get("content"), "write"
+        else:
+            old, new = None, inp.get("new_source")
+            op = f"notebook_{inp.get('edit_mode') or 'replace'}"
+        out = [
+            _rec(
+                "file",
+                op,
+                path=clip(path, 300),
+                old=clip(old, SNIPPET_CHARS) if isinstance(old, str) else None,
+                new=clip(new, SNIPPET_CHARS) if isinstance(new, str) else None,
+            )
+        ]
+        if path and _is_rule_file(path):
+            out.append(_rec("rule", "updated", path=clip(path, 300)))
+        return out
+    if name == "apply_patch":
+        return _patch_records(
+            _str(inp.get("command")) or _str(inp.get("patch")) or _str(inp.get("input"))
+        )
+    if name == "Read":
+        if path and _is_rule_file(path):
+            return [_rec("rule", "read", path=clip(path, 300))]
+        paths = inp.get("paths")
+        if not path and isinstance(paths, list):
+            return [_rec("data", "read", path=clip(", ".join(map(str, paths[:5])), 300))]
+        return [_rec("data", "read", path=clip(path, 300))] if path else []
+    if name == "Bash":
+        command = mask_exports(_str(inp.get("command")))
+        if not command.strip():
+            return []
+        return [
+            _rec("data", "command", command=clip(command, COMMAND_CHARS)),
+            *shell_records(command),
+        ]
+    if name == "Search":
+        query = _str(inp.get("pattern")) or _str(inp.get("query")) or path
+        return (
+            [_rec("data", "search", query=clip(query, 160), path=clip(path, 200))] if query else []
+        )
+    if name == "WebSearch":
+        return [_rec("data", "web_search", query=clip(inp.get("query", ""), 160))]
+    if name == "WebFetch":
+        url = _str(inp.get("url"))
+        return [_rec("external_ref", "url", url=clip(url, 200))] if url else []
+    if name == "TodoWrite":
+        return _todo_records(inp.get("todos"))
+    if name in ("TaskCreate", "TaskUpdate"):
+        return _task_tool_records(ev)
+    if name == "ExitPlanMode":
+        return [
+            _rec(
+                "plan",
+                "approved",
+                text=clip(inp.get("plan", ""), PLAN_CHARS),
+                path=clip(inp.get("planFilePath", ""), 300),
+            )
+        ]
+    if name == "EnterPlanMode":
+        return [_rec("plan", "entered")]
+    if name == "AskUserQuestion":
+        return _question_records(inp, ev.tool_response)
+    if name == "Agent":
+        return _agent_records(inp, ev.tool_response)
+    if name == "Skill":
+        skill = _str(inp.get("skill")) or _str(inp.get("name")) or _str(inp.get("command"))
+        return [_rec("skill", "used", name=clip(skill, 120))] if skill else []
+    if name.startswith("mcp__"):
+        parts = name.split("__")
+        args = json.dumps(inp, ensure_ascii=False, sort_keys=True, default=str)
+        return [
+            _rec(
+                "mcp_tool",
+                "call",
+                server=clip(parts[1] if len(parts) > 1 else "", 80),
+                tool=clip("__".join(parts[2:]), 80),
+                args=clip(args, SNIPPET_CHARS),
+            )
+        ]
+    return []
+
+
+def _question_records(inp: dict[str, Any], resp: Any) -> list[EventRecord]:
+    raw_questions = inp.get("questions")
+    questions: list[Any] = raw_questions if isinstance(raw_questions, list) else []
+    answers = inp.get("answers")
+    if not answers and isinstance(resp, dict):
+        answers = resp.get("answers")
+    out = []
+    for q in questions[:3]:
+        if not isinstance(q, dict):
+            continue
+        question = _str(q.get("question"))
+        answer = answers.get(question) if isinstance(answers, dict) else None
+        text = question + (f" -> {answer}" if answer else "")
+        out.append(_rec("decision", "question", text=clip(text, 240)))
+    return out
+
+
+def _agent_records(inp: dict[str, Any], resp: Any) -> list[EventRecord]:
+    desc = clip(_str(inp.get("description")) or _str(inp.get("prompt")), 120)
+    agent_type = clip(_str(inp.get("subagent_type")), 60)
+    status = _str(resp.get("status")) if isinstance(resp, dict) else ""
+    if status == "async_launched" or not resp:
+        return [_rec("subagent", "launched", description=desc, agent_type=agent_type)]
+    out = [_rec("subagent", "completed", description=desc, agent_type=agent_type)]
+    text = _response_text(resp)
+    if text.strip():
+        out.append(_rec("agent_finding", "subagent", text=clip(text, 300), source=desc))
+    return out
+
+
+def extract(ev: NormalizedHookEvent) -> list[EventRecord]:
+    """All records for one hook call (detector records are added by ``sessions.records``)."""
+    if ev.kind in ("post_tool_use", "post_tool_use_failure"):
+        records = tool_records(ev)
+        if ev.tool_name == "Bash" and not ev.failed:
+            records += [
+                r for r in external_refs(_str(ev.tool_input.get("command"))) if r.type == "issue"
+            ]
+        return records
+    if ev.kind == "user_prompt" and ev.prompt and ev.prompt_source not in ("system",):
+        return prompt_records(ev.prompt)
+    if ev.kind == "stop" and not ev.stop_hook_active and ev.last_assistant_message:
+        if is_decision_text(ev.last_assistant_message):
+            return [_rec("decision", "assistant", text=clip(ev.last_assistant_message, 300))]
+        return []
+    if ev.kind == "subagent_start":
+        agent_type = clip(_str(ev.tool_input.get("agent_type")), 60)
+        return [_rec("subagent", "started", agent_type=agent_type)]
+    if ev.kind == "subagent_stop" and ev.last_assistant_message:
+        return [_rec("agent_finding", "subagent", text=clip(ev.last_assistant_message, 300))]
+    return []
