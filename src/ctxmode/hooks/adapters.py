@@ -272,7 +272,16 @@ def _claude(kind: str, raw_name: str, payload: dict[str, Any]) -> NormalizedHook
 
 
 def _codex(kind: str, raw_name: str, payload: dict[str, Any]) -> NormalizedHookEvent:
-    return _base("codex", kind, payload)
+    ev = _base("codex", kind, payload)
+    # Codex's PostToolUse of a shell call carries the output only, no exit code: a failure is
+    # told from the output (``failures.looks_failed``: strong signs only).
+    if kind == "post_tool_use" and ev.tool_name == "Bash" and isinstance(ev.tool_response, str):
+        from ctxmode.sessions.failures import looks_failed
+
+        command = str(ev.tool_input.get("command") or "")
+        if looks_failed(ev.tool_response, command):
+            return ev._replace(kind="post_tool_use_failure", error=ev.tool_response)
+    return ev
 
 
 def _gemini(kind: str, raw_name: str, payload: dict[str, Any]) -> NormalizedHookEvent:

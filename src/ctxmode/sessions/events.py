@@ -382,24 +382,18 @@ def call_fingerprint(ev: NormalizedHookEvent) -> str:
     return f"{ev.tool_name}:{json.dumps(ev.tool_input, sort_keys=True, default=str)[:2000]}"
 
 
-_ERROR_TYPE = LazyRegex(r"\b([A-Z][A-Za-z0-9_]*(?:Error|Exception|Failure))\b")
-_EXIT_CODE = LazyRegex(r"(?i)exit (?:code|status)[:\s]+(\d+)")
+#: Characters of a failure's informative lines kept in its event (``failures``).
+ERROR_CHARS = 400
 
 
 def error_summary(message: str) -> tuple[str, str]:
-    """(error type, one-line message) of a tool failure text."""
-    lines = [ln.strip() for ln in message.splitlines() if ln.strip()]
-    m = _ERROR_TYPE.search(message)
-    code = _EXIT_CODE.search(message)
-    kind = m.group(1) if m else (f"exit {code.group(1)}" if code else "error")
-    detail = ""
-    for ln in reversed(lines):
-        if _ERROR_TYPE.search(ln) or "error" in ln.lower() or "fail" in ln.lower():
-            detail = ln
-            break
-    if not detail:
-        detail = next((ln for ln in lines if not _EXIT_CODE.match(ln)), lines[0] if lines else "")
-    return kind, clip(detail, MESSAGE_CHARS)
+    """(error type, informative lines) of a tool failure text (``failures.informative_lines``:
+    the failing test and its message, the exception, ``file:line: error`` lines, the summary),
+    one per line, verbatim."""
+    from ctxmode.sessions.failures import error_type, informative_lines
+
+    lines = informative_lines(message, ERROR_CHARS)
+    return error_type(message, lines), "\n".join(clip(line, ERROR_CHARS) for line in lines)
 
 
 def _patch_records(patch: str) -> list[EventRecord]:
