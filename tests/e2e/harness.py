@@ -234,6 +234,20 @@ def snapshot_copies(body: Any) -> int:
     return text.count(SNAP_MARK) + text.count(SNAP_MARK.replace('"', "&quot;"))
 
 
+def snapshot_block(body: Any) -> str:
+    """The first injected snapshot of a request, from its fence to its end."""
+    text = strings_of(body)
+    at = text.find(SNAP_MARK)
+    assert at != -1, "no snapshot in the request"
+    end = min(i for i in (text.find("/ctxmode_data", at), len(text)) if i != -1)
+    return text[at:end]
+
+
+def readable(block: str) -> bool:
+    """The snapshot reached the model as written: no escaped markup around its facts."""
+    return "&lt;" not in block and "&gt;" not in block and "auth/config.py" in block
+
+
 def stored_user_text(evs: list[dict[str, Any]]) -> list[str]:
     """Every text the store keeps as the user's words (prompts, intents, decisions ...)."""
     return [

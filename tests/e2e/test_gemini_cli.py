@@ -146,9 +146,7 @@ def test_the_resume_after_compression_carries_one_readable_snapshot(run: dict[st
     assert reqs
     body = reqs[0]["body"]
     assert h.snapshot_copies(body) == 1, h.strings_of(body)[-4000:]
-    text_ = h.strings_of(body)
-    assert "&lt;" not in text_.split(h.SNAP_MARK, 1)[1][:1500]
-    assert "auth/config.py" in text_
+    assert h.readable(h.snapshot_block(body))
 
 
 def test_no_snapshot_before_any_compression(run: dict[str, Any]) -> None:
