@@ -188,8 +188,9 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _main_after(run: dict[str, Any], mark: str) -> list[dict[str, Any]]:
-    return [r for r in run["mock"].requests[run["marks"][mark] :] if r["kind"] == "main"]
+def _main_after(run: dict[str, Any], mark: str, until: str | None = None) -> list[dict[str, Any]]:
+    end = run["marks"][until] if until else None
+    return [r for r in run["mock"].requests[run["marks"][mark] : end] if r["kind"] == "main"]
 
 
 def test_every_session_ends_cleanly_and_no_hook_failed(run: dict[str, Any]) -> None:
@@ -243,7 +244,7 @@ def test_one_compaction_one_snapshot(run: dict[str, Any]) -> None:
 
 
 def test_the_snapshot_reaches_the_model_once_after_the_compaction(run: dict[str, Any]) -> None:
-    after = _main_after(run, P3)
+    after = _main_after(run, P3, "resume")
     assert after
     for req in after:
         assert h.snapshot_copies(req["body"]) == 1
@@ -251,7 +252,7 @@ def test_the_snapshot_reaches_the_model_once_after_the_compaction(run: dict[str,
 
 
 def test_a_resume_carries_exactly_one_snapshot(run: dict[str, Any]) -> None:
-    for req in _main_after(run, "resume")[:1]:
+    for req in _main_after(run, "resume", "new"):
         assert h.snapshot_copies(req["body"]) == 1
 
 
