@@ -111,10 +111,23 @@ def test_resume_injects_the_newest_unconsumed_snapshot(project: Path) -> None:
     hook(CC, "pre-compact", project)
     text = context_of(hook(CC, "session-start.resume", project))
     assert "src/client.py" in text
-    # Consumed now; a second resume rebuilds from the session's events.
-    text = context_of(hook(CC, "session-start.resume", project))
-    assert "src/client.py" in text
+    # The agent replays that copy on the next resume (the e2e runs show it): not a second one,
+    # nor a SessionStart compact right after (Codex fires resume, then compact).
+    assert hook(CC, "session-start.resume", project) is None
+    assert hook(CC, "session-start.compact", project) is None
+    # After the next compaction the snapshot comes again, once.
+    hook(CC, "pre-compact", project)
+    assert "src/client.py" in context_of(hook(CC, "session-start.compact", project))
+    assert hook(CC, "session-start.resume", project) is None
+    assert count(project, "SELECT count(*) FROM session_resume") == 2
     assert hook(CC, "session-start.clear", project) is None
+
+
+def test_a_resume_without_compaction_injects_once_and_stores_nothing(project: Path) -> None:
+    hook(CC, "post-tool-use.edit", project)
+    assert "src/client.py" in context_of(hook(CC, "session-start.resume", project))
+    assert hook(CC, "session-start.resume", project) is None
+    assert count(project, "SELECT count(*) FROM session_resume") == 0
 
 
 def test_startup_brief_and_its_opt_out(project: Path) -> None:
@@ -128,7 +141,6 @@ def test_startup_brief_and_its_opt_out(project: Path) -> None:
 @pytest.mark.parametrize(
     ("agent", "compact", "after"),
     [
-        ("gemini-cli", "PreCompress", "BeforeAgent"),
         ("vscode", "PreCompact", "UserPromptSubmit"),
         ("cursor", "preCompact", "postToolUse"),
         ("opencode", "experimental.session.compacting", "chat.message"),
@@ -158,6 +170,58 @@ def test_other_agents_whole_session(agent: str, compact: str, after: str, projec
         hook(agent, after, project, generation_id="again", prompt="more") in (None,)
         or agent == "codex"
     )
+
+
+COMPRESSED = '{"$set":{"messages":[{"type":"user","content":[{"text":"<state_snapshot>x"}]}]}}\n'
+
+
+def test_gemini_precompress_counts_only_a_compression_the_transcript_shows(
+    project: Path, tmp_path: Path
+) -> None:
+    """Gemini 0.61 fires PreCompress before every model call; a real compression rewrites the
+    transcript's messages with a ``<state_snapshot>`` (tests/e2e/test_gemini_cli.py)."""
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text('{"sessionId":"gem-session-0001"}\n')
+    path = {"transcript_path": str(transcript)}
+    agent = "gemini-cli"
+    hook(agent, "AfterTool.replace", project, **path)
+    for _ in range(3):  # no compression: nothing counted, nothing injected
+        assert hook(agent, "PreCompress", project, **path) is None
+        hook(agent, "AfterTool.run_shell_command", project, **path)
+    assert hook(agent, "BeforeAgent", project, **path) is None
+    assert count(project, "SELECT compact_count FROM sessions") == 0
+    assert count(project, "SELECT count(*) FROM session_resume") == 0
+    hook(agent, "PreCompress", project, **path)
+    with transcript.open("a") as fh:
+        fh.write(COMPRESSED)
+    hook(agent, "AfterAgent", project, **path)
+    assert count(project, "SELECT compact_count FROM sessions") == 1
+    out = hook(agent, "BeforeAgent", project, prompt="go on", **path)
+    assert out is not None and out["hookSpecificOutput"]["hookEventName"] == "BeforeAgent"
+    text = context_of(out)
+    # Plain text: Gemini escapes < and > in hook context.
+    assert text.startswith('[ctxmode_data kind="session_knowledge"') and "<" not in text
+    assert "agent=gemini-cli" in text and "files:" in text
+    assert hook(agent, "BeforeAgent", project, prompt="more", **path) is None  # once only
+    # A resume rewrites the compressed history: not a new compression.
+    hook(agent, "PreCompress", project, **path)
+    with transcript.open("a") as fh:
+        fh.write(COMPRESSED)
+    assert hook(agent, "SessionStart", project, source="resume", **path) is None
+    assert count(project, "SELECT compact_count FROM sessions") == 1
+
+
+def test_gemini_prompts_are_stored_without_the_injected_context(project: Path) -> None:
+    injected = (
+        '<hook_context>&lt;ctxmode_data kind="session_knowledge"&gt;\n&lt;request&gt;old'
+        "&lt;/request&gt;\n&lt;/ctxmode_data&gt;\nMore detail on request: run `ctxmode "
+        "snapshot`.</hook_context>\n\nWhere are we?"
+    )
+    hook("gemini-cli", "BeforeAgent", project, prompt=injected)
+    with db(project) as conn:
+        texts = [r[0] for r in conn.execute("SELECT json_extract(data, '$.text') FROM events")]
+    assert "Where are we?" in texts
+    assert not any("ctxmode" in (t or "") or "hook_context" in (t or "") for t in texts)
 
 
 def test_retried_hook_records_nothing_new(project: Path) -> None:

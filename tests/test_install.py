@@ -495,6 +495,11 @@ def test_status_before_and_after(agent: str, project: Path, home: Path) -> None:
     st = inst.status(agent, project_root=project, home=home)
     assert st.hooks_installed and st.mcp_installed
     assert st.interpreter == PYTHON and st.interpreter_exists
+    if agent == "codex":  # installed, but Codex skips hooks nobody trusted
+        (problem,) = st.problems
+        assert "not trusted by Codex" in problem and "ctxmode install codex --trust" in problem
+        inst.install(agent, scope="user", project_root=project, home=home, trust=True)
+        st = inst.status(agent, project_root=project, home=home)
     assert st.problems == ()
     hooks_rel, mcp_rel = FILES[agent]["user"]
     assert set(st.config_paths) == {str(home / hooks_rel), str(home / mcp_rel)}

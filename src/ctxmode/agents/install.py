@@ -232,8 +232,29 @@ def _server_edit(agent: str, path: Path, python: str, uninstall: bool) -> JsonEd
     return lambda doc: put_server(doc, path, agent, python)
 
 
+def _plan_codex_trust(hooks: _Pending, root: Path, home: Path, scope: str) -> _Pending:
+    """Record in ``$CODEX_HOME/config.toml`` that the project and ctxmode's hooks are trusted."""
+    from ctxmode.agents import trust
+
+    path = config.codex_home(home) / "config.toml"
+    old = read_text(path)
+    doc = json.loads(hooks.new) if hooks.new else {}
+    new = old
+    for keys, body in trust.trust_tables(hooks.path, doc, root if scope == "project" else None):
+        new = toml_set_table(path, new, keys, body)
+    what = "Codex trust of ctxmode's hooks" + (" and of this project" if scope == "project" else "")
+    return _Pending(path, old, new, what, False)
+
+
 def _plan(
-    agent: str, scope: str, root: Path, home: Path, python: str, *, uninstall: bool
+    agent: str,
+    scope: str,
+    root: Path,
+    home: Path,
+    python: str,
+    *,
+    uninstall: bool,
+    trust: bool = False,
 ) -> list[_Pending]:
     layout = agent_layout(agent, scope, root, home)
     plans: list[_Pending | None] = []
@@ -246,9 +267,15 @@ def _plan(
         if layout.mcp == layout.hooks:
             edits.append(_server_edit(agent, layout.mcp, python, uninstall))
             what += " and MCP server 'ctxmode'"
-        if agent == "codex" and not uninstall:
-            what += "; Codex asks you to review new hooks once (/hooks)"
-        plans.append(_plan_json(layout.hooks, edits, what, uninstall=uninstall))
+        if agent == "codex" and not uninstall and not trust:
+            what += (
+                "; Codex runs them only once trusted: `ctxmode install codex --trust`, or "
+                "trust the project and review them with /hooks in Codex"
+            )
+        hooks_plan = _plan_json(layout.hooks, edits, what, uninstall=uninstall)
+        plans.append(hooks_plan)
+        if agent == "codex" and trust and hooks_plan is not None and not uninstall:
+            plans.append(_plan_codex_trust(hooks_plan, root, home, scope))
         for other in layout.also:  # only cleaned: install never writes there
             drop = [_hooks_edit(agent, other, python, True)]
             plans.append(_plan_json(other, drop, "ctxmode hooks", uninstall=True))
@@ -300,12 +327,15 @@ def _run(
     python: str,
     *,
     uninstall: bool,
+    trust: bool = False,
 ) -> InstallResult:
     agent = normalize_agent(agent)
     scope = check_scope(scope)
     root = Path(project_root).absolute()
     home_path = Path(home).absolute() if home is not None else config.home_dir()
-    plans = _plan(agent, scope, root, home_path, python, uninstall=uninstall)
+    if trust and agent != "codex":
+        raise InvalidInput("--trust is for Codex only (it records Codex's own hook review)")
+    plans = _plan(agent, scope, root, home_path, python, uninstall=uninstall, trust=trust)
     if not dry_run:
         _apply(plans)
     return InstallResult(agent, scope, tuple(p.change() for p in plans), dry_run)
@@ -319,15 +349,20 @@ def install(
     home: Path | None = None,
     dry_run: bool = False,
     python: str | None = None,
+    trust: bool = False,
 ) -> InstallResult:
     """Register ctxmode's hooks and MCP server with ``agent``; idempotent.
 
     ``python`` overrides the interpreter written into the config (default: the running one).
+    ``trust`` (Codex only): also record in ``$CODEX_HOME/config.toml`` that the project and
+    these hooks are trusted, as Codex's ``/hooks`` review would (``agents.trust``).
     Raises ``InvalidInput`` (nothing written) for an unknown agent or scope, a pyenv shim, or an
     existing config file that cannot be parsed or edited safely.
     """
     interpreter = resolve_interpreter(python)
-    return _run(agent, scope, project_root, home, dry_run, interpreter, uninstall=False)
+    return _run(
+        agent, scope, project_root, home, dry_run, interpreter, uninstall=False, trust=trust
+    )
 
 
 def uninstall(
@@ -428,6 +463,21 @@ def _agent_notes(agent: str, root: Path, home: Path, problems: list[str]) -> Non
                 isinstance(tools, dict) and tools.get("enableHooks") is False
             ):
                 problems.append(f"{path} turns Gemini CLI hooks off")
+    if agent == "codex":
+        from ctxmode.agents import trust
+
+        config_path = config.codex_home(home) / "config.toml"
+        try:
+            codex_config = load_toml(config_path, read_text(config_path)) or {}
+        except CtxmodeError as exc:
+            problems.append(str(exc))
+            codex_config = {}
+        for scope, hooks_path in (("project", root / ".codex" / "hooks.json"),
+                                  ("user", home / ".codex" / "hooks.json")):  # fmt: skip
+            doc = _read_json_leniently(hooks_path, []) or {}
+            if _our_hooks(doc, True)[0]:
+                project = root if scope == "project" else None
+                problems += trust.problems(hooks_path, doc, codex_config, project)
     if agent == "vscode":
         for path in (root / ".claude" / "settings.json", root / ".claude" / "settings.local.json"):
             doc = _read_json_leniently(path, []) or {}

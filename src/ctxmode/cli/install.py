@@ -56,9 +56,15 @@ def _dry_run_option(func: click.decorators.FC) -> click.decorators.FC:
 @click.argument("agent", metavar="AGENT")
 @_scope_option
 @_dry_run_option
+@click.option(
+    "--trust",
+    is_flag=True,
+    help="Codex: also record that this project and ctxmode's hooks are trusted "
+    "($CODEX_HOME/config.toml), as reviewing them with /hooks in Codex would.",
+)
 @json_option
 @handle_errors
-def install_agent(agent: str, scope: str, dry_run: bool, as_json: bool) -> None:
+def install_agent(agent: str, scope: str, dry_run: bool, trust: bool, as_json: bool) -> None:
     """Register ctxmode's hooks and MCP server with AGENT.
 
     AGENT is one of: claude-code, gemini-cli, codex, cursor, vscode, opencode. Existing hooks
@@ -66,7 +72,7 @@ def install_agent(agent: str, scope: str, dry_run: bool, as_json: bool) -> None:
     Python interpreter by its absolute path.
     """
     root = config.find_project_root()
-    result = core.install(agent, scope=scope, project_root=root, dry_run=dry_run)
+    result = core.install(agent, scope=scope, project_root=root, dry_run=dry_run, trust=trust)
     emit(as_json, result.to_dict(), lambda: _render(result, root, "install"))
 
 

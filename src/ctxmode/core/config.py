@@ -190,3 +190,11 @@ def home_dir() -> Path:
 
     home = os.environ.get("HOME")
     return Path(home) if home else Path.home()
+
+
+def codex_home(home: Path | None = None) -> Path:
+    """Codex's own folder ($CODEX_HOME, else ``home``/.codex): where it keeps its trust."""
+    from pathlib import Path
+
+    value = os.environ.get("CODEX_HOME", "").strip()
+    return Path(value) if value else (home or home_dir()) / ".codex"

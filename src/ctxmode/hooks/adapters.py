@@ -163,6 +163,56 @@ def canonical_tool(name: str | None) -> str | None:
     return _TOOLS.get(name.lower(), name)
 
 
+def _gemini_mcp_name(name: str, payload: dict[str, Any]) -> str:
+    """Gemini's ``mcp_<server>_<tool>`` as ``mcp__<server>__<tool>`` (the server named by
+    ``mcp_context`` when present: server names may hold underscores)."""
+    context = payload.get("mcp_context")
+    if isinstance(context, dict):
+        server, tool = _s(context.get("server_name")), _s(context.get("tool_name"))
+        if server and tool:
+            return f"mcp__{server}__{tool}"
+    server, _, tool = name[4:].partition("_")
+    return f"mcp__{server}__{tool}" if server and tool else name
+
+
+#: Wrappers and fences of text ctxmode (or the agent, around ctxmode's text) injected: never
+#: the user's words. Gemini puts SessionStart context in front of the next prompt as
+#: ``<hook_context>...</hook_context>`` (with ``<``/``>`` escaped inside).
+_INJECTED_BLOCKS: tuple[tuple[str, str], ...] = (
+    ("<hook_context>", "</hook_context>"),
+    ("<ctxmode_data", "</ctxmode_data>"),
+    ("&lt;ctxmode_data", "&lt;/ctxmode_data&gt;"),
+    ("[ctxmode_data", "[/ctxmode_data]"),
+)
+_MORE_DETAIL = "More detail on request: run `ctxmode"
+
+
+def strip_injected(text: str) -> str:
+    """``text`` without ctxmode's injected blocks (and the line that follows each)."""
+    for start, end in _INJECTED_BLOCKS:
+        at = text.find(start)
+        while at != -1:
+            stop = text.find(end, at)
+            if stop == -1:
+                stop = len(text) - len(end)
+            text = text[:at] + text[stop + len(end) :]
+            at = text.find(start, at)
+    while _MORE_DETAIL in text:
+        at = text.find(_MORE_DETAIL)
+        newline = text.find("\n", at)
+        text = text[:at] + (text[newline + 1 :] if newline != -1 else "")
+    return text.strip()
+
+
+def _exit_code(text: str) -> int | None:
+    """N of the last ``Exit Code: N`` line Gemini appends to a shell result."""
+    at = text.rfind("Exit Code: ")
+    if at == -1:
+        return None
+    digits = text[at + 11 : at + 15].split("\n", 1)[0].strip()
+    return int(digits) if digits.lstrip("-").isdigit() else None
+
+
 def _s(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
@@ -253,7 +303,7 @@ def _base(agent: str, kind: str, payload: dict[str, Any], **extra: Any) -> Norma
         "error": error,
         "tool_use_id": _first(payload, "tool_use_id", "toolUseId", "callID", "generation_id"),
         "duration_ms": _int(payload.get("duration_ms", payload.get("duration"))),
-        "prompt": _s(payload.get("prompt")),
+        "prompt": _prompt(payload),
         "prompt_source": _s(payload.get("source")) if kind == "user_prompt" else None,
         "source": _s(payload.get("source")) if kind == "session_start" else None,
         "trigger": _s(payload.get("trigger")),
@@ -265,6 +315,13 @@ def _base(agent: str, kind: str, payload: dict[str, Any], **extra: Any) -> Norma
     }
     values.update(extra)
     return NormalizedHookEvent(**values)
+
+
+def _prompt(payload: dict[str, Any]) -> str | None:
+    prompt = _s(payload.get("prompt"))
+    if prompt and ("ctxmode" in prompt or "<hook_context>" in prompt):
+        prompt = strip_injected(prompt) or None
+    return prompt
 
 
 def _claude(kind: str, raw_name: str, payload: dict[str, Any]) -> NormalizedHookEvent:
@@ -285,7 +342,21 @@ def _codex(kind: str, raw_name: str, payload: dict[str, Any]) -> NormalizedHookE
 
 
 def _gemini(kind: str, raw_name: str, payload: dict[str, Any]) -> NormalizedHookEvent:
-    return _base("gemini-cli", kind, payload)
+    extra: dict[str, Any] = {}
+    raw_tool = _s(payload.get("tool_name")) or ""
+    if raw_tool.startswith("mcp_") and not raw_tool.startswith("mcp__"):
+        extra["tool_name"] = _gemini_mcp_name(raw_tool, payload)
+    response = payload.get("tool_response")
+    if kind == "post_tool_use" and raw_tool == "run_shell_command" and isinstance(response, dict):
+        # No exit code field: the shell result's llmContent ends with "Exit Code: N".
+        content = response.get("llmContent")
+        text = content if isinstance(content, str) else ""
+        code = _exit_code(text)
+        if code:
+            display = response.get("returnDisplay")
+            output = display if isinstance(display, str) and display else text
+            extra.update(kind="post_tool_use_failure", error=f"Exit code {code}\n{output}")
+    return _base("gemini-cli", extra.pop("kind", kind), payload, **extra)
 
 
 def _vscode(kind: str, raw_name: str, payload: dict[str, Any]) -> NormalizedHookEvent:

@@ -30,6 +30,18 @@ _INJECT_ON_PROMPT = frozenset({"gemini-cli", "vscode", "opencode"})
 _INJECT_ON_TOOL = frozenset({"cursor"})
 _PENDING = "pending_resume"
 _SUGGEST = "suggest_decision"
+#: The session's compaction count when a snapshot last went into the agent's context: a
+#: resume replays that copy, so a second one (Codex fires SessionStart resume *and* compact
+#: after a compaction; Gemini SessionStart and BeforeAgent) is injected only after the next
+#: compaction.
+_IN_CONTEXT = "snapshot_in_context"
+#: Gemini fires PreCompress before every model call, compressing or not: the transcript size
+#: then, to look for a real compression (a ``$set`` of messages with ``<state_snapshot>``).
+_PRECOMPRESS = "gemini_precompress"
+#: Agents that escape ``<``/``>`` in injected context: they get the snapshot as plain text.
+_PLAIN_TEXT = frozenset({"gemini-cli"})
+#: Most of a Gemini transcript read when looking for a compression (bytes).
+_TRANSCRIPT_READ_CAP = 4 * 1024 * 1024
 
 #: Native event names used in ``hookSpecificOutput.hookEventName``.
 _NATIVE = {
@@ -62,6 +74,11 @@ def handle(
 ) -> dict[str, Any] | None:
     """Dispatch one hook call; return the JSON object to print, if any."""
     kind = ev.kind
+    if ev.agent == "gemini-cli":
+        if kind == "pre_compact":
+            _gemini_precompress(store, ev)
+            return None
+        _gemini_compressed(store, ev)
     if kind == "pre_tool_use":
         if ev.tool_name:
             sessions.note_pre_tool_use(store, ev)
@@ -103,8 +120,8 @@ def handle(
         with store.transaction() as conn:
             # Detector state of a finished session is dead weight.
             conn.execute(
-                "DELETE FROM hook_state WHERE session_id = ? AND key NOT IN (?, ?)",
-                (ev.session_id, _PENDING, _SUGGEST),
+                "DELETE FROM hook_state WHERE session_id = ? AND key NOT IN (?, ?, ?)",
+                (ev.session_id, _PENDING, _SUGGEST, _IN_CONTEXT),
             )
         return None
     if kind in ("subagent_start", "subagent_stop"):
@@ -171,14 +188,57 @@ def _written(write: Callable[[], object]) -> bool:
     return True
 
 
+def _compactions(store: Store, session_id: str) -> int:
+    row = store.conn.execute(
+        "SELECT compact_count FROM sessions WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _in_context(store: Store, ev: NormalizedHookEvent) -> bool:
+    """True when a snapshot went into this session's context since its last compaction.
+
+    A SessionStart ``compact`` is itself a compaction (its pre-compact hook may not have run):
+    only a copy injected on resume just before it, in the same compaction, is the same one
+    (Codex fires resume, then compact)."""
+    value = sessions.get_state(store.conn, ev.session_id, _IN_CONTEXT)
+    if not isinstance(value, dict) or value.get("n") != _compactions(store, ev.session_id):
+        return False
+    return not (
+        ev.kind == "session_start" and ev.source == "compact" and value.get("by") != "resume"
+    )
+
+
 def _inject(
     store: Store, ev: NormalizedHookEvent, stored: snapshot.StoredSnapshot, writable: bool = True
 ) -> str:
     from ctxmode.sessions import snapshot
 
-    if writable and stored.id:
-        snapshot.consume(store, stored.id)
-    return snapshot.injection_text(stored.snapshot, "session_knowledge", stored.session_id)
+    if writable:
+        count = _compactions(store, ev.session_id)
+
+        def mark() -> None:
+            if stored.id:
+                snapshot.consume(store, stored.id)
+            with store.transaction() as conn:
+                by = ev.source if ev.kind == "session_start" else ev.kind
+                value = {"n": count, "by": by}
+                sessions.set_state(conn, ev.session_id, _IN_CONTEXT, value, int(time.time()))
+
+        _written(mark)
+    return render(ev, stored.snapshot, "session_knowledge", stored.session_id)
+
+
+def render(ev: NormalizedHookEvent, xml: str, kind: str, session_id: str | None = None) -> str:
+    """The injected text: fenced XML, or plain text sections for agents that escape XML."""
+    from ctxmode.sessions import snapshot
+
+    text = snapshot.injection_text(xml, kind, session_id)
+    if ev.agent not in _PLAIN_TEXT:
+        return text
+    from ctxmode.hooks.plain import plain_text
+
+    return plain_text(text)
 
 
 def _session_start(
@@ -189,6 +249,8 @@ def _session_start(
     source = ev.source or "startup"
     if source == "clear":
         return None
+    if source in ("compact", "resume") and _in_context(store, ev):
+        return None  # the copy injected since the last compaction is still in the context
     if source == "compact":
         # No unconsumed one: the pre-compact hook did not run (or the store was locked then).
         # Built afresh from the events, not the last compaction's, which misses all since.
@@ -199,16 +261,21 @@ def _session_start(
         )
         return context_output(ev, _inject(store, ev, stored, writable)) if stored else None
     if source == "resume":
-        stored = snapshot.latest_stored(store, unconsumed=True)
-        if stored is None:
-            stored = _rebuild(store, ev.session_id, writable) or _rebuild(store, None, writable)
+        # Built for this injection only (not stored): the store keeps one snapshot per
+        # compaction.
+        stored = (
+            snapshot.latest_stored(store, ev.session_id, unconsumed=True)
+            or _rebuild(store, ev.session_id, False)
+            or snapshot.latest_stored(store, unconsumed=True)
+            or _rebuild(store, None, False)
+        )
         return context_output(ev, _inject(store, ev, stored, writable)) if stored else None
     if not store.settings.startup_brief:
         return None
     brief = snapshot.startup_brief(store)
     if brief is None:
         return None
-    return context_output(ev, snapshot.injection_text(brief, "project_brief"))
+    return context_output(ev, render(ev, brief, "project_brief"))
 
 
 def _rebuild(
@@ -243,7 +310,7 @@ def _pending_text(store: Store, ev: NormalizedHookEvent) -> str:
 
     with store.transaction() as conn:
         pending = sessions.pop_state(conn, ev.session_id, _PENDING)
-    if not isinstance(pending, int):
+    if not isinstance(pending, int) or _in_context(store, ev):
         return ""
     stored = snapshot.latest_stored(store, ev.session_id, unconsumed=True)
     return _inject(store, ev, stored) if stored else ""
@@ -262,11 +329,11 @@ def _prompt_output(store: Store, ev: NormalizedHookEvent) -> dict[str, Any] | No
     if isinstance(event_id, int):
         row = store.conn.execute("SELECT data FROM events WHERE id = ?", (event_id,)).fetchone()
         if row:
-            parts.append(_suggestion(row[0]))
+            parts.append(_suggestion(row[0], ev.agent in _PLAIN_TEXT))
     return context_output(ev, "\n".join(parts)) if parts else None
 
 
-def _suggestion(data_json: str) -> str:
+def _suggestion(data_json: str, plain: bool = False) -> str:
     import json
 
     from ctxmode.sessions import snapshot
@@ -275,11 +342,56 @@ def _suggestion(data_json: str) -> str:
         text = str(json.loads(data_json).get("text", ""))
     except (ValueError, AttributeError):
         text = ""
-    quoted = snapshot.xml_text(events.clip(text, 200))
-    return (
-        f'<ctxmode_data kind="decision_suggestion">The previous reply looked like a decision: '
-        f'"{quoted}"</ctxmode_data>\n'
+    clipped = events.clip(text, 200)
+    if plain:  # see ``render``
+        fence = (
+            '[ctxmode_data kind="decision_suggestion"] The previous reply looked like a decision: '
+            f'"{" ".join(clipped.split())}" [/ctxmode_data]\n'
+        )
+    else:
+        fence = (
+            f'<ctxmode_data kind="decision_suggestion">The previous reply looked like a '
+            f'decision: "{snapshot.xml_text(clipped)}"</ctxmode_data>\n'
+        )
+    return fence + (
         "If it should outlive this session, it can be recorded with the decision template: "
-        '`ctxmode decision add "<decision>" --background ... --options ... --choice ... '
+        '`ctxmode decision add "DECISION" --background ... --options ... --choice ... '
         "--rationale ... --impact ...`."
     )
+
+
+def _gemini_precompress(store: Store, ev: NormalizedHookEvent) -> None:
+    """Remember the transcript's size: whether Gemini compresses shows only there, later."""
+    import os
+
+    try:
+        size = os.path.getsize(ev.transcript_path) if ev.transcript_path else None
+    except OSError:
+        size = None
+    if size is None:
+        return  # nothing to tell a compression by: counted nowhere rather than each call
+    with store.transaction() as conn:
+        sessions.set_state(conn, ev.session_id, _PRECOMPRESS, size, int(time.time()))
+    return None
+
+
+def _gemini_compressed(store: Store, ev: NormalizedHookEvent) -> None:
+    """After a PreCompress: when the transcript shows a compression since, count it and keep
+    the snapshot for the next prompt (``_pre_compact``)."""
+    offset = sessions.get_state(store.conn, ev.session_id, _PRECOMPRESS)
+    if not isinstance(offset, int):
+        return
+    with store.transaction() as conn:
+        sessions.pop_state(conn, ev.session_id, _PRECOMPRESS)
+    if ev.kind == "session_start" or not ev.transcript_path:
+        return  # a resume rewrites the (already compressed) history: not a compression
+    try:
+        with open(ev.transcript_path, "rb") as fh:
+            fh.seek(offset)
+            tail = fh.read(_TRANSCRIPT_READ_CAP)
+    except OSError:
+        return
+    for line in tail.splitlines():
+        if line.startswith(b'{"$set":{"messages":') and b"<state_snapshot>" in line:
+            _pre_compact(store, ev._replace(kind="pre_compact"), None)
+            return

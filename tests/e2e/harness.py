@@ -1,0 +1,257 @@
+"""Shared parts of the real-agent tests: the pinned CLIs (installed from npm into a cache), the
+scratch project every session works on, and reading what reached ctxmode's store.
+
+The cache is ``$CTXMODE_E2E_CACHE`` or ``~/.cache/ctxmode-e2e`` (one folder per package and
+version; an install that failed leaves nothing behind). Without npm, or when the registry
+cannot be reached, the tests skip saying why; ``CTXMODE_E2E_REQUIRED=1`` (set by ``.ci/run``)
+makes that a failure instead. ``CTXMODE_E2E_CAPTURE=DIR`` keeps every hook payload in DIR.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+CACHE = Path(os.environ.get("CTXMODE_E2E_CACHE") or Path.home() / ".cache" / "ctxmode-e2e")
+PYTHON = sys.executable
+CTXMODE = str(Path(PYTHON).parent / "ctxmode")
+CAPTURE = os.environ.get("CTXMODE_E2E_CAPTURE")
+
+#: package -> (version, the executable inside node_modules)
+CLIS = {
+    "claude": (
+        "@anthropic-ai/claude-code-linux-x64",
+        "2.1.332",
+        "node_modules/@anthropic-ai/claude-code-linux-x64/claude",
+    ),
+    "codex": (
+        "@openai/codex",
+        "0.171.0",
+        "node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex",
+    ),
+    "gemini": ("@google/gemini-cli", "0.61.0", "node_modules/@google/gemini-cli/bundle/gemini.js"),
+}
+
+FAIL_LINE = (
+    "FAILED tests/test_refresh.py::test_rotation - RefreshTokenReused: "
+    "old token accepted after rotation"
+)
+DECISION = "Use Google OAuth 2.0 rather than Passport"
+PYTEST = f"{shlex.quote(PYTHON)} -m pytest -q -p no:cacheprovider tests/test_refresh.py"
+COMMIT = "git add -A && git commit -m 'Shorten access TTL to 2h'"
+EMPTY_COMMIT = "git commit -m 'nothing here'"
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CTXMODE_E2E_REQUIRED") == "1":
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+def cli(name: str) -> Path:
+    """The pinned CLI's executable, installed into the cache on first use."""
+    package, version, rel = CLIS[name]
+    folder = CACHE / f"{name}-{version}"
+    exe = folder / rel
+    if exe.exists():
+        return exe
+    npm = shutil.which("npm")
+    if npm is None:
+        _unavailable(f"npm not found: cannot install {package}@{version}")
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with (CACHE / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if exe.exists():
+            return exe
+        partial = folder.with_name(folder.name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.mkdir()
+        proc = subprocess.run(
+            [str(npm), "install", "--prefix", str(partial), "--no-audit", "--no-fund",
+             "--loglevel=error", f"{package}@{version}"],
+            capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        if proc.returncode or not (partial / rel).exists():
+            shutil.rmtree(partial, ignore_errors=True)
+            tail = " ".join((proc.stderr or proc.stdout).split())[-400:]
+            _unavailable(f"npm install {package}@{version} failed (rc {proc.returncode}): {tail}")
+        partial.rename(folder)
+    return exe
+
+
+# --- the scratch project --------------------------------------------------------------------
+
+FILES = {
+    "auth/__init__.py": "",
+    "auth/config.py": '"""Token settings."""\n\nACCESS_TTL = 86400\nREFRESH_TTL = 30 * 86400\n',
+    "auth/refresh.py": (
+        '"""Refresh-token rotation (the old token stays valid: the bug)."""\n\n\n'
+        "class RefreshTokenReused(Exception):\n    pass\n\n\n"
+        'RefreshTokenReused.__module__ = "builtins"  # pytest prints the bare name\n\n\n'
+        "class Store:\n    def __init__(self):\n        self.valid = set()\n\n"
+        "    def issue(self, token):\n        self.valid.add(token)\n\n"
+        "    def rotate(self, old, new):\n        self.valid.add(new)\n"
+    ),
+    "tests/__init__.py": "",
+    "tests/test_refresh.py": (
+        "from auth.refresh import RefreshTokenReused, Store\n\n\n"
+        "def test_rotation():\n    s = Store()\n    s.issue('t1')\n    s.rotate('t1', 't2')\n"
+        "    if 't1' in s.valid:\n"
+        "        raise RefreshTokenReused('old token accepted after rotation')\n"
+    ),
+    "README.md": "# authsvc\n",
+    ".gitignore": "__pycache__/\n.pytest_cache/\n",
+}
+
+
+def git_env(home: Path) -> dict[str, str]:
+    return {
+        "HOME": str(home),
+        "GIT_AUTHOR_NAME": "E2E",
+        "GIT_AUTHOR_EMAIL": "e2e@example.invalid",
+        "GIT_COMMITTER_NAME": "E2E",
+        "GIT_COMMITTER_EMAIL": "e2e@example.invalid",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "LANG": "C.UTF-8",
+        "COLUMNS": "200",  # pytest's FAILED line is not cut
+        "PATH": f"{Path(PYTHON).parent}:/usr/local/bin:/usr/bin:/bin",
+    }
+
+
+def make_project(root: Path) -> tuple[Path, Path]:
+    """A git repo with a failing test, and an empty HOME beside it."""
+    proj, home = root / "proj", root / "home"
+    home.mkdir(parents=True)
+    for rel, body in FILES.items():
+        (proj / rel).parent.mkdir(parents=True, exist_ok=True)
+        (proj / rel).write_text(body)
+    env = git_env(home)
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "initial"]):
+        subprocess.run(["git", *args], cwd=proj, env=env, check=True, capture_output=True)
+    # ctxmode's and the agents' own files stay out of the scripted `git add -A`.
+    (proj / ".git" / "info" / "exclude").write_text(
+        ".context/\n.claude/\n.codex/\n.gemini/\n.mcp.json\n"
+    )
+    return proj, home
+
+
+def ctxmode(proj: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [CTXMODE, *args], cwd=proj, env=git_env(home), capture_output=True, text=True, timeout=120
+    )
+
+
+def wrap_hooks_for_capture(settings: dict[str, Any], agent: str) -> None:
+    """Route every hook command through ``tee_hook.py`` (only with CTXMODE_E2E_CAPTURE)."""
+    if not CAPTURE:
+        return
+    out = Path(CAPTURE) / agent
+    out.mkdir(parents=True, exist_ok=True)
+    for groups in settings.get("hooks", {}).values():
+        for group in groups:
+            for hook in group.get("hooks", []):
+                tee = shlex.join([PYTHON, str(HERE / "tee_hook.py"), str(out), "--"])
+                hook["command"] = f"{tee} {hook['command']}"
+
+
+# --- what reached the store -----------------------------------------------------------------
+
+
+def events(proj: Path, home: Path) -> list[dict[str, Any]]:
+    proc = ctxmode(proj, home, "events", "--json", "--limit", "1000")
+    assert proc.returncode == 0, proc.stderr
+    return list(reversed(json.loads(proc.stdout)["events"]))
+
+
+def sessions(proj: Path, home: Path) -> list[dict[str, Any]]:
+    proc = ctxmode(proj, home, "sessions", "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    return list(data["sessions"] if isinstance(data, dict) else data)
+
+
+def db_rows(proj: Path, sql: str) -> list[tuple[Any, ...]]:
+    import sqlite3
+
+    conn = sqlite3.connect(proj / ".context" / "context.db")
+    try:
+        return list(conn.execute(sql).fetchall())
+    finally:
+        conn.close()
+
+
+def hooks_log(proj: Path) -> str:
+    path = proj / ".context" / "hooks.log"
+    return path.read_text() if path.exists() else ""
+
+
+def serve_processes(proj: Path) -> list[str]:
+    """Command lines of ``ctxmode serve`` processes still running in ``proj``."""
+    out = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cmd = (Path("/proc") / pid / "cmdline").read_bytes().split(b"\0")
+            cwd = os.readlink(f"/proc/{pid}/cwd")
+        except OSError:
+            continue
+        if b"serve" in cmd and any(b"ctxmode" in c for c in cmd) and cwd == str(proj):
+            out.append(" ".join(c.decode() for c in cmd))
+    return out
+
+
+#: How a delivered snapshot shows in a request, whatever its rendering.
+SNAP_MARK = 'kind="session_knowledge"'
+#: ctxmode's injected text that must never come back as the user's words.
+INJECTED_MARKS = ("ctxmode_data", "session_knowledge", "project_brief", "hook_context")
+
+
+def strings_of(value: Any) -> str:
+    """Every string inside a decoded JSON value, one per line (what the model reads)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return "\n".join(strings_of(v) for v in value.values())
+    if isinstance(value, list):
+        return "\n".join(strings_of(v) for v in value)
+    return ""
+
+
+def snapshot_copies(body: Any) -> int:
+    """Copies of the resume snapshot in a request body (raw, or escaped by the agent)."""
+    text = strings_of(body)
+    return text.count(SNAP_MARK) + text.count(SNAP_MARK.replace('"', "&quot;"))
+
+
+def snapshot_block(body: Any) -> str:
+    """The first injected snapshot of a request, from its fence to its end."""
+    text = strings_of(body)
+    at = text.find(SNAP_MARK)
+    assert at != -1, "no snapshot in the request"
+    end = min(i for i in (text.find("/ctxmode_data", at), len(text)) if i != -1)
+    return text[at:end]
+
+
+def readable(block: str) -> bool:
+    """The snapshot reached the model as written: no escaped markup around its facts."""
+    return "&lt;" not in block and "&gt;" not in block and "auth/config.py" in block
+
+
+def stored_user_text(evs: list[dict[str, Any]]) -> list[str]:
+    """Every text the store keeps as the user's words (prompts, intents, decisions ...)."""
+    return [
+        json.dumps(e["data"], ensure_ascii=False)
+        for e in evs
+        if e["category"] in ("prompt", "intent", "decision", "rejected_approach", "constraint")
+    ]

@@ -1,0 +1,68 @@
+"""The payloads the real agents sent in the e2e runs (``tests/fixtures/hooks/<agent>/real.*``,
+captured from Claude Code 2.1.332, Codex 0.171.0 and Gemini CLI 0.61.0; refreshed with
+``tests/e2e/refresh_fixtures.py``), through the adapters and the real hook."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from _hooks import event_name, fixture, output_json, run_hook
+from ctxmode.hooks import adapters
+from ctxmode.sessions.events import NormalizedHookEvent, extract
+
+P = Path("/work/proj")
+GEM, CODEX, CC = "gemini-cli", "codex", "claude-code"
+
+
+def norm(agent: str, name: str) -> NormalizedHookEvent:
+    payload = fixture(agent, name, P)
+    ev = adapters.normalize(agent, event_name(payload), payload)
+    assert ev is not None
+    return ev
+
+
+def hook(agent: str, name: str, project: Path, **overrides: Any) -> dict[str, Any] | None:
+    payload = fixture(agent, name, project, **overrides)
+    return output_json(run_hook(event_name(payload), payload, cwd=project, agent=agent))
+
+
+def test_gemini_mcp_tools_are_named_like_the_others() -> None:
+    ev = norm(GEM, "real.AfterTool.mcp_ctxmode_write_context")
+    assert ev.tool_name == "mcp__ctxmode__write_context"
+    assert ev.raw_tool_name == "mcp_ctxmode_write_context"
+    (rec,) = [r for r in extract(ev) if r.category == "mcp_tool"]
+    assert (rec.data["server"], rec.data["tool"]) == ("ctxmode", "write_context")
+
+
+def test_a_gemini_shell_result_with_a_nonzero_exit_code_is_a_failure() -> None:
+    ev = norm(GEM, "real.AfterTool.run_shell_command")  # the failing pytest run
+    assert ev.failed and ev.error is not None
+    assert ev.error.startswith("Exit code 1\n")
+    assert "FAILED tests/test_refresh.py::test_rotation" in ev.error
+    assert any(r.category == "error" for r in extract(ev))
+    assert not norm(GEM, "real.AfterTool.run_shell_command.commit").failed
+    assert norm(GEM, "real.AfterTool.run_shell_command.commit-failed").failed
+
+
+def test_gemini_prompts_lose_the_injected_hook_context() -> None:
+    ev = norm(GEM, "real.BeforeAgent.after-resume")
+    assert ev.prompt == "Now find the cause of the rotation failure."
+    for rec in extract(ev):
+        assert "ctxmode" not in str(rec.data) and "hook_context" not in str(rec.data)
+
+
+def test_codex_resume_then_compact_injects_one_snapshot(project: Path) -> None:
+    hook(CODEX, "real.PostToolUse.apply_patch", project)
+    hook(CODEX, "real.PreCompact", project)
+    first = hook(CODEX, "real.SessionStart.resume.after-compact", project)
+    assert first is not None and "session_knowledge" in str(first)
+    assert hook(CODEX, "real.SessionStart.compact", project) is None
+    assert hook(CODEX, "real.SessionStart.resume", project) is None  # a later plain resume
+
+
+def test_claude_resume_after_compact_adds_no_second_copy(project: Path) -> None:
+    hook(CC, "real.PostToolUse.Edit", project)
+    hook(CC, "real.PreCompact.manual", project)
+    assert "session_knowledge" in str(hook(CC, "real.SessionStart.compact", project))
+    assert hook(CC, "real.SessionStart.resume", project) is None
