@@ -37,7 +37,10 @@ def text(msg: str, **kw: Any) -> dict[str, Any]:
 
 
 def shell(cmd: str) -> dict[str, Any]:
-    return {"calls": [{"kind": "function", "name": "exec_command", "args": {"cmd": cmd}}]}
+    # Codex returns a still-running command's output after ``yield_time_ms`` (10 s by default)
+    # and fires no PostToolUse for its end: wait long enough on a loaded machine.
+    args = {"cmd": cmd, "yield_time_ms": 30_000}
+    return {"calls": [{"kind": "function", "name": "exec_command", "args": args}]}
 
 
 def patch(body: str) -> dict[str, Any]:
