@@ -393,16 +393,37 @@ def test_eval_two_tasks_both_arms_both_orders(tmp_path: Path, model: ScriptedMod
     assert report["interrupted"] is False
 
 
-def test_eval_copies_removed_and_human_report(tmp_path: Path, model: ScriptedModel) -> None:
+def test_eval_project_store_uncommitted_changes_human_report(
+    tmp_path: Path, model: ScriptedModel
+) -> None:
+    """No history: the with-arm gets a copy of the project's store, which stays as it was; the
+    copies hold the uncommitted edit of a tracked file and are removed afterwards."""
     claude = _claude_bin()
     proj = _project(tmp_path)
+    (proj / "app.py").write_text("TTL = 86400  # seconds, edited\n")
+    assert CTXMODE
+    subprocess.run([CTXMODE, "add", "decision", DECISION], cwd=proj, check=True,
+                   capture_output=True)  # fmt: skip
+    db = proj / ".context" / "context.db"
+    before = db.read_bytes()
     tasks = tmp_path / "tasks.toml"
-    tasks.write_text(TASKS.split("[[task]]")[2].join(["[[task]]", ""]))
+    tasks.write_text(
+        '[[task]]\nname = "notes"\nprompt = "Write the release notes"\n'
+        'check = "grep -q edited app.py"\n'
+    )
+    out = tmp_path / "out"
     env = _claude_env(model, tmp_path)
-    done = _eval(str(tasks), "--agent-bin", claude, "--runs", "1", cwd=proj, env=env)
+    done = _eval(str(tasks), "--agent-bin", claude, "--runs", "1", "--out", str(out),
+                 cwd=proj, env=env)  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "task notes" in done.stdout and "passed: with 0/1  without 0/1" in done.stdout
+    assert "task notes" in done.stdout and "passed: with 1/1  without 1/1" in done.stdout
     assert "One run per arm" in done.stdout
+    records = {r["arm"]: r for r in map(json.loads, (out / "runs.jsonl").read_text().splitlines())}
+    assert records["with"]["store"]["loaded"] == {"source": "project"}
+    assert records["with"]["store"]["contexts"] == 1
+    assert records["with"]["injected_bytes"] > len(DECISION)
+    assert records["without"]["injected_bytes"] == 0
+    assert db.read_bytes() == before
     assert not any((tmp_path / "tmp").glob("ctxmode-eval-[!r]*")), "scratch copies left behind"
 
 
@@ -534,3 +555,53 @@ def test_stream_parsing_counts_what_the_agent_printed() -> None:
     assert run.tool_calls == 2 and run.tool_calls_before_edit == 1
     assert (run.turns, run.input_tokens, run.output_tokens) == (3, 10, 2)
     assert (run.cache_creation_tokens, run.cache_read_tokens, run.cost_usd) == (3, 4, 0.5)
+
+
+def _run(task: str, run: int, arm: str, tokens: int, passed: bool = True) -> Any:
+    from ctxmode.evals.runner import RunResult
+
+    agent = AgentRun(turns=2, tool_calls=3, input_tokens=tokens, output_tokens=0, wall_s=1.0)
+    agent.cache_creation_tokens = agent.cache_read_tokens = 0
+    return RunResult(task, run, arm, 1, passed, None, agent)
+
+
+def test_report_tells_a_difference_from_the_spread(tmp_path: Path) -> None:
+    from ctxmode.evals.report import build_report
+    from ctxmode.evals.runner import EvalResult
+    from ctxmode.evals.tasks import Task
+
+    tasks = [Task("big", "p", "true"), Task("noisy", "p", "true")]
+    results = [
+        # big: with ctxmode ~500 fewer tokens, runs of one arm within 20 of each other
+        *(_run("big", i, "with", 1000 + 10 * i) for i in (1, 2, 3)),
+        *(_run("big", i, "without", 1500 + 10 * i, passed=i != 2) for i in (1, 2, 3)),
+        # noisy: 50 fewer, but runs of one arm 400 apart
+        _run("noisy", 1, "with", 1000), _run("noisy", 2, "with", 1400),
+        _run("noisy", 1, "without", 1050), _run("noisy", 2, "without", 1450),
+    ]  # fmt: skip
+    report = build_report(EvalResult(tasks, 3, "claude-code", "x", tmp_path, tmp_path, results))
+    big, noisy = report["tasks"]
+    assert big["metrics"]["tokens"] == {
+        "with": 1020, "without": 1520, "diff": -500, "pairs": 3, "spread": 20,
+    }  # fmt: skip
+    assert "tokens (all): 500 fewer with ctxmode, larger than the spread" in big["verdict"]
+    assert big["pass_rate"]["without"] == {"passed": 2, "runs": 3, "rate": 0.6667}
+    assert noisy["metrics"]["tokens"]["diff"] == -50
+    assert "within the spread between runs of the same arm (400)" in noisy["verdict"]
+    assert "tool calls: no difference" in noisy["verdict"]
+    assert report["overall"]["metrics"]["tokens"]["spread"] == 400  # the largest per task
+    assert report["overall"]["metrics"]["tokens"]["pairs"] == 5
+
+
+def test_copy_of_a_plain_folder_leaves_the_store_behind(tmp_path: Path) -> None:
+    from ctxmode.evals.workspace import copy_project
+
+    src = tmp_path / "plain"
+    (src / ".context").mkdir(parents=True)
+    (src / ".context" / "context.db").write_bytes(b"store")
+    (src / "sub").mkdir()
+    (src / "sub" / "a.txt").write_text("a")
+    copy = copy_project(src, tmp_path / "scratch" / "copy")
+    assert (copy / "sub" / "a.txt").read_text() == "a"
+    assert not (copy / ".context").exists()
+    assert (src / ".context" / "context.db").read_bytes() == b"store"

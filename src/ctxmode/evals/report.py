@@ -114,13 +114,13 @@ def verdict(metrics: dict[str, dict[str, Any]], runs_per_arm: int) -> str:
             said.append(f"{label}: no difference")
         elif size > m["spread"]:
             said.append(
-                f"{label}: {size:g} {direction} with ctxmode, larger than the spread between "
-                f"runs of the same arm ({m['spread']:g})"
+                f"{label}: {size:.4g} {direction} with ctxmode, larger than the spread between "
+                f"runs of the same arm ({m['spread']:.4g})"
             )
         else:
             said.append(
-                f"{label}: {size:g} {direction} with ctxmode, within the spread between runs "
-                f"of the same arm ({m['spread']:g}), so not distinguishable from noise"
+                f"{label}: {size:.4g} {direction} with ctxmode, within the spread between runs "
+                f"of the same arm ({m['spread']:.4g}), so not distinguishable from noise"
             )
     if not said:
         return "Not enough finished runs in both arms to compare."
