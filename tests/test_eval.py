@@ -409,9 +409,9 @@ def test_eval_project_store_uncommitted_changes_human_report(
     tasks = tmp_path / "tasks.toml"
     tasks.write_text(
         '[[task]]\nname = "notes"\nprompt = "Write the release notes"\n'
-        'check = "grep -q edited app.py"\n'
+        'check = "grep -q edited app.py && test ! -e eval-out"\n'
     )
-    out = tmp_path / "out"
+    out = proj / "eval-out"  # inside the project, untracked: not copied into the arms
     env = _claude_env(model, tmp_path)
     done = _eval(str(tasks), "--agent-bin", claude, "--runs", "1", "--out", str(out),
                  cwd=proj, env=env)  # fmt: skip
@@ -601,7 +601,10 @@ def test_copy_of_a_plain_folder_leaves_the_store_behind(tmp_path: Path) -> None:
     (src / ".context" / "context.db").write_bytes(b"store")
     (src / "sub").mkdir()
     (src / "sub" / "a.txt").write_text("a")
-    copy = copy_project(src, tmp_path / "scratch" / "copy")
+    (src / "out").mkdir()
+    (src / "out" / "run.jsonl").write_text("{}")
+    copy = copy_project(src, tmp_path / "scratch" / "copy", exclude=(src / "out",))
     assert (copy / "sub" / "a.txt").read_text() == "a"
+    assert not (copy / "out").exists()
     assert not (copy / ".context").exists()
     assert (src / ".context" / "context.db").read_bytes() == b"store"

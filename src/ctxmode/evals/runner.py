@@ -193,7 +193,7 @@ def _one(
     result = RunResult(task.name, run, arm, order, False, None, AgentRun(), raw=str(raw))
     sentinel = copy.parent / "no-ctxmode.db"
     try:
-        workspace.copy_project(root, copy)
+        workspace.copy_project(root, copy, exclude=(opts.out_dir, scratch))
         if arm == "with":
             db = _store_path(copy)
             env = agent_env({config.ENV_DB: str(db)})

@@ -60,8 +60,15 @@ def is_git_repo(root: Path) -> bool:
     return done.returncode == 0
 
 
-def copy_project(root: Path, dest: Path) -> Path:
-    """Copy ``root`` (HEAD plus uncommitted changes) to the new folder ``dest``."""
+def _inside(path: Path, folders: tuple[Path, ...]) -> bool:
+    return any(path.absolute().is_relative_to(f.absolute()) for f in folders)
+
+
+def copy_project(root: Path, dest: Path, exclude: tuple[Path, ...] = ()) -> Path:
+    """Copy ``root`` (HEAD plus uncommitted changes) to the new folder ``dest``.
+
+    Untracked files inside ``exclude`` (the eval's own output folder, say) are left out.
+    """
     dest.parent.mkdir(parents=True, exist_ok=True)
     if is_git_repo(root):
         top = Path(_git(["rev-parse", "--show-toplevel"], root).decode().strip())
@@ -74,11 +81,18 @@ def copy_project(root: Path, dest: Path) -> Path:
         listing = _git(["ls-files", "--others", "--exclude-standard", "-z"], top)
         for rel in filter(None, listing.decode("utf-8", "surrogateescape").split("\0")):
             src, out = top / rel, dest / rel
+            if _inside(src, exclude):
+                continue
             if src.is_file() or src.is_symlink():
                 out.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(src, out, follow_symlinks=False)
     else:
-        ignore = shutil.ignore_patterns(config.CONTEXT_DIR)
+
+        def ignore(folder: str, names: list[str]) -> set[str]:
+            return {
+                n for n in names if n == config.CONTEXT_DIR or _inside(Path(folder, n), exclude)
+            }
+
         shutil.copytree(root, dest, symlinks=True, ignore=ignore)
     shutil.rmtree(dest / config.CONTEXT_DIR, ignore_errors=True)
     return dest
