@@ -391,6 +391,29 @@ def test_eval_two_tasks_both_arms_both_orders(tmp_path: Path, model: ScriptedMod
     assert len((out / "runs.jsonl").read_text().splitlines()) == 8
     assert "spread between runs" in by_task["token-ttl"]["verdict"]
     assert report["interrupted"] is False
+    assert report["warnings"] == []
+
+
+def test_user_scope_install_is_reported(tmp_path: Path, model: ScriptedModel) -> None:
+    """A user-scope ctxmode cannot be kept out of the without-arm: the report says so, and the
+    without-arm's run lists the traces it left."""
+    claude = _claude_bin()
+    proj = _project(tmp_path)
+    assert CTXMODE
+    subprocess.run([CTXMODE, "install", "claude-code", "--scope", "user"], cwd=proj, check=True,
+                   capture_output=True)  # fmt: skip
+    tasks = tmp_path / "tasks.toml"
+    tasks.write_text(
+        '[[task]]\nname = "notes"\nprompt = "Write the release notes"\ncheck = "true"\n'
+    )
+    env = _claude_env(model, tmp_path)
+    done = _eval(str(tasks), "--agent-bin", claude, "--runs", "1", "--json", cwd=proj, env=env)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    (warning,) = report["warnings"]
+    assert "installed for claude-code in your user config" in warning
+    without = next(r for r in report["runs"] if r["arm"] == "without")
+    assert "the ctxmode MCP server was loaded" in without["ctxmode_traces"]
 
 
 def test_eval_project_store_uncommitted_changes_human_report(

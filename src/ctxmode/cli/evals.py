@@ -52,6 +52,8 @@ def _render(report: dict[str, Any]) -> None:
         _render_section(f"\ntask {task['task']}", task)
     _render_section("\noverall", report["overall"])
     click.echo(f"\nraw runs: {report['out_dir']}")
+    for warning in report["warnings"]:
+        click.echo(f"warning: {warning}")
     if report["interrupted"]:
         click.echo("interrupted: the report covers the runs that finished")
 

@@ -157,6 +157,7 @@ def build_report(result: EvalResult) -> dict[str, Any]:
         "agent_version": result.agent_version,
         "runs_per_task": result.runs,
         "interrupted": result.interrupted,
+        "warnings": result.warnings,
         "out_dir": str(result.out_dir),
         "scratch_dir": str(result.scratch_dir),
         "injected_bytes_source": (

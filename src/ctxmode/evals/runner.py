@@ -33,7 +33,15 @@ from ctxmode.evals import workspace
 from ctxmode.evals.agent import AgentRun, agent_env, run_agent
 from ctxmode.evals.tasks import Task
 
-__all__ = ["ARMS", "EvalOptions", "EvalResult", "RunResult", "arm_order", "run_eval"]
+__all__ = [
+    "ARMS",
+    "EvalOptions",
+    "EvalResult",
+    "RunResult",
+    "arm_order",
+    "run_eval",
+    "user_scope_install",
+]
 
 ARMS = ("with", "without")
 _OUTPUT_TAIL = 4000
@@ -83,6 +91,15 @@ class EvalResult:
     scratch_dir: Path
     results: list[RunResult] = field(default_factory=list)
     interrupted: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+
+def user_scope_install(agent: str) -> list[str]:
+    """The user-scope config files that hold ctxmode entries for ``agent`` (seen by both arms:
+    its hooks are silenced in the without-arm, its MCP server is not)."""
+    with tempfile.TemporaryDirectory(prefix="ctxmode-eval-probe-") as empty:
+        st = installer.status(agent, project_root=Path(empty), home=config.home_dir())
+    return list(st.config_paths)
 
 
 def arm_order(run: int) -> tuple[str, str]:
@@ -266,6 +283,13 @@ def run_eval(
     total = len(tasks) * opts.runs * len(ARMS)
     with _scratch(opts) as scratch:
         result = EvalResult(tasks, opts.runs, opts.agent, agent_version, opts.out_dir, scratch)
+        found = user_scope_install(opts.agent)
+        if found:
+            result.warnings.append(
+                f"ctxmode is installed for {opts.agent} in your user config ({', '.join(found)}): "
+                "the without-arm still loads its MCP server (its hooks are disabled there); "
+                f"`ctxmode uninstall {opts.agent} --scope user` for a clean comparison"
+            )
         progress(0, total)
         log = opts.out_dir / "runs.jsonl"
         try:
