@@ -297,6 +297,7 @@ def _eval(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedPro
 # --- end to end ----------------------------------------------------------------------------------
 
 
+@pytest.mark.timeout(900)  # real agent sessions (and a first npm install)
 def test_eval_two_tasks_both_arms_both_orders(tmp_path: Path, model: ScriptedModel) -> None:
     claude = _claude_bin()
     proj = _project(tmp_path)
@@ -394,6 +395,7 @@ def test_eval_two_tasks_both_arms_both_orders(tmp_path: Path, model: ScriptedMod
     assert report["warnings"] == []
 
 
+@pytest.mark.timeout(600)  # real agent sessions (and a first npm install)
 def test_user_scope_install_is_reported(tmp_path: Path, model: ScriptedModel) -> None:
     """A user-scope ctxmode cannot be kept out of the without-arm: the report says so, and the
     without-arm's run lists the traces it left."""
@@ -416,6 +418,7 @@ def test_user_scope_install_is_reported(tmp_path: Path, model: ScriptedModel) ->
     assert "the ctxmode MCP server was loaded" in without["ctxmode_traces"]
 
 
+@pytest.mark.timeout(600)  # real agent sessions (and a first npm install)
 def test_eval_project_store_uncommitted_changes_human_report(
     tmp_path: Path, model: ScriptedModel
 ) -> None:
@@ -450,6 +453,7 @@ def test_eval_project_store_uncommitted_changes_human_report(
     assert not any((tmp_path / "tmp").glob("ctxmode-eval-[!r]*")), "scratch copies left behind"
 
 
+@pytest.mark.timeout(600)  # real agent sessions (and a first npm install)
 def test_eval_interrupted_keeps_what_finished(tmp_path: Path, model: ScriptedModel) -> None:
     claude = _claude_bin()
     proj = _project(tmp_path)
@@ -480,6 +484,7 @@ def test_eval_interrupted_keeps_what_finished(tmp_path: Path, model: ScriptedMod
 # --- errors before any work ----------------------------------------------------------------------
 
 
+@pytest.mark.timeout(600)  # real agent sessions (and a first npm install)
 def test_missing_agent_and_not_logged_in_fail_before_any_work(tmp_path: Path) -> None:
     proj = _project(tmp_path)
     tasks = tmp_path / "tasks.toml"
