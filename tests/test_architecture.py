@@ -29,6 +29,7 @@ LAYERS: dict[str, int] = {
     "store": 4,
     "stats": 4,
     "doctor": 5,
+    "evals": 5,
     "cli": 6,
     "hooks": 6,
     "mcp": 6,
@@ -202,7 +203,7 @@ def test_only_config_reads_the_environment() -> None:
         if path.name != "config.py" and _reads_environment(path)
     }
     # Subprocess launchers may pass an environment through; they must not read settings from it.
-    allowed = {"sandbox/process.py", "cli/serve.py", "hooks/runner.py"}
+    allowed = {"sandbox/process.py", "cli/serve.py", "hooks/runner.py", "evals/agent.py"}
     assert offenders <= allowed, offenders
 
 
