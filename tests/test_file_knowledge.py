@@ -241,3 +241,24 @@ def test_a_compaction_makes_it_eligible_again(auth: Path) -> None:
         assert row.fetchone()[0] == 1
     assert "Refresh tokens" in _context(_edit(auth, n=2))
     assert _edit(auth, n=3) is None
+
+
+def test_stats_count_injections_and_bytes(auth: Path) -> None:
+    import json
+
+    from conftest import run_cli
+
+    first = _context(_edit(auth))
+    _add(auth, "decision", "Tokens are opaque to clients.", "src/auth")
+    second = _context(_edit(auth, n=2))
+    assert _edit(auth, "src/other.py", n=3) is None
+    proc = run_cli("stats", "--json", cwd=auth)
+    assert proc.returncode == 0, proc.stderr
+    file_stats = json.loads(proc.stdout)["injections"]["file"]
+    assert file_stats == {
+        "count": 2,
+        "bytes": len(first.encode()) + len(second.encode()),
+        "contexts": 2,
+    }
+    human = run_cli("stats", cwd=auth).stdout
+    assert "2 file knowledge (2 contexts," in human
