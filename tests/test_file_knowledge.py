@@ -110,6 +110,16 @@ def test_query_context_reaches_folder_and_glob_links(store: Store, project: Path
     assert result.items[0].context.id == own
 
 
+def test_glob_links_that_match_no_segment(store: Store, project: Path) -> None:
+    """``src/**/tokens.py`` matches ``src/tokens.py``, which SQLite's GLOB alone would miss."""
+    _project_file(project, "src/tokens.py")
+    zero = store.write_context("constraint", "zero segments", file_paths=["src/**/tokens.py"]).id
+    star = store.write_context("constraint", "one star", file_paths=["src/*/tokens.py"]).id
+    ids = {i.context.id for i in store.query_context(file_path="src/tokens.py").items}
+    assert zero in ids and star not in ids
+    assert ranking.glob_links(store.conn, "src/x/tokens.py") != []
+
+
 # -- hooks -----------------------------------------------------------------------------------
 
 
@@ -262,3 +272,33 @@ def test_stats_count_injections_and_bytes(auth: Path) -> None:
     }
     human = run_cli("stats", cwd=auth).stdout
     assert "2 file knowledge (2 contexts," in human
+
+
+def test_the_lookup_loads_no_slow_stdlib_modules(auth: Path) -> None:
+    """The injecting path (a file, a folder and a glob link) stays on the lean hook imports."""
+    import json
+    import subprocess
+    import sys
+
+    from conftest import CTXMODE
+
+    _add(auth, "decision", "Auth uses PASETO v4.", "src/auth")
+    _add(auth, "convention", "Secrets compare with hmac.compare_digest.", "src/**/*.py")
+    payload = fixture(CC, "pre-tool-use.edit", auth)
+    payload["tool_input"]["file_path"] = str(auth / TOKENS)
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", str(CTXMODE), "hook", "pre-tool-use"],
+        input=json.dumps(payload),
+        cwd=auth,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0 and "PASETO" in proc.stdout
+    loaded = {ln.split("|")[-1].strip() for ln in proc.stderr.splitlines() if "|" in ln}
+    assert "ctxmode.knowledge.follow" in loaded
+    slow = ("typing", "pathlib", "hashlib", "dataclasses", "contextlib", "inspect")
+    assert not {m for m in loaded if m.split(".")[0] in slow}
+    assert not any(
+        m.startswith(("ctxmode.core.models", "ctxmode.knowledge.retrieval")) for m in loaded
+    )

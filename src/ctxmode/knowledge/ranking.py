@@ -142,10 +142,20 @@ def glob_matches(pattern: str, rel: str) -> bool:
 
 
 def glob_links(conn: sqlite3.Connection, rel: str) -> list[int]:
-    """Ids of linked glob paths that match ``rel`` (the partial index keeps this a short read)."""
+    """Ids of linked glob paths that match ``rel``.
+
+    The partial index ``idx_files_glob`` holds only the glob rows; SQLite's own GLOB (whose
+    ``*`` and ``?`` also match ``/``, so it accepts a superset) drops in C the many that
+    cannot match, and ``glob_matches`` decides on the rest. A ``**/`` may match no segment at
+    all, which SQLite's GLOB would reject, so those patterns always go to ``glob_matches``.
+    """
     return [
         int(r[0])
-        for r in conn.execute("SELECT id, path FROM files WHERE path GLOB '*[*?[]*'")
+        for r in conn.execute(
+            "SELECT id, path FROM files WHERE path GLOB '*[*?[]*' "
+            "AND (? GLOB path OR instr(path, '**/') > 0)",
+            (rel,),
+        )
         if glob_matches(str(r[1]), rel)
     ]
 
