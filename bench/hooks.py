@@ -1,7 +1,8 @@
 """Full-process wall time of ``ctxmode hook`` next to the Python floor and context-mode.
 
-For post-tool-use, user-prompt-submit, pre-compact and session-start(compact) it times, in the
-same run and interleaved round by round:
+For pre-tool-use (an Edit of a file nothing is linked to, and of a file with linked knowledge,
+which is injected: each run is a new session), post-tool-use, user-prompt-submit, pre-compact
+and session-start(compact) it times, in the same run and interleaved round by round:
 - floor: ``<venv python> -c "import sqlite3, json"`` (starting Python and loading SQLite);
 - ctxmode: ``<venv>/bin/ctxmode hook EVENT`` with a Claude Code payload on stdin, on a store
   already holding 10 000 events of the same session;
@@ -9,7 +10,9 @@ same run and interleaved round by round:
   ignores), its hooks run as ``node <pkg>/hooks/<event>.mjs`` with the same payloads and HOME
   set to a temporary folder.
 Prints the median of ``--runs`` (default 15, at least 10) runs per command and the ratios.
-Targets: ctxmode <= 0.2x context-mode and <= 1.3x the floor.
+Then, in-process (no process start-up noise), the median time of the edit hook's knowledge
+lookup (``handlers._file_knowledge``) for the unlinked and the linked file: what it adds to
+pre-tool-use. Targets: ctxmode <= 0.2x context-mode and <= 1.3x the floor; lookup <= 2 ms.
 
 Run: .venv/bin/python bench/hooks.py [--runs N] [--no-context-mode]
 """
@@ -36,9 +39,15 @@ FIXTURES = REPO / "tests" / "fixtures" / "hooks" / "claude-code"
 PYTHON = sys.executable
 CTXMODE = str(Path(PYTHON).parent / "ctxmode")
 SEED_EVENTS = 10_000
+#: Files of the seeded project; the linked one has ``LINKED_CONTEXTS`` contexts on it, and
+#: ``SEED_LINKS`` other links (files, folders, globs) fill the link tables.
+LINKED_FILE, UNLINKED_FILE = "src/auth/tokens.py", "src/util/strings.py"
+LINKED_CONTEXTS, SEED_LINKS = 3, 2000
 
 #: event -> (our CLI event name, fixture, context-mode hook script)
 EVENTS: dict[str, tuple[str, str, str]] = {
+    "pre-tool-use(unlinked)": ("pre-tool-use", "pre-tool-use.edit", "pretooluse.mjs"),
+    "pre-tool-use(linked)": ("pre-tool-use", "pre-tool-use.edit", "pretooluse.mjs"),
     "post-tool-use": ("post-tool-use", "post-tool-use.edit", "posttooluse.mjs"),
     "user-prompt-submit": ("user-prompt-submit", "user-prompt-submit", "userpromptsubmit.mjs"),
     "pre-compact": ("pre-compact", "pre-compact", "precompact.mjs"),
@@ -46,10 +55,18 @@ EVENTS: dict[str, tuple[str, str, str]] = {
 }
 
 
-def payload(fixture: str, project: Path, n: int) -> bytes:
+def payload(fixture: str, project: Path, n: int, label: str = "") -> bytes:
     """The fixture pointed at ``project``; tool ids and texts vary so nothing is a retry."""
     text = (FIXTURES / f"{fixture}.json").read_text(encoding="utf-8")
     data: dict[str, Any] = json.loads(text.replace("/home/user/my-project", str(project)))
+    if label.startswith("pre-tool-use"):
+        linked = label == "pre-tool-use(linked)"
+        data["tool_input"]["file_path"] = str(project / (LINKED_FILE if linked else UNLINKED_FILE))
+        data["tool_use_id"] = f"toolu_bench_{n}"
+        # A new session each run: the linked knowledge is injected every time, not once.
+        data["session_id"] = f"bench-pre-{n}"
+        data.pop("transcript_path", None)
+        return json.dumps(data).encode()
     if "tool_use_id" in data:
         data["tool_use_id"] = f"toolu_bench_{n}"
         data["tool_input"]["new_string"] = f"def get(url, retries={n}):"
@@ -93,6 +110,19 @@ def seed_store(project: Path, session_id: str) -> None:
             )
         )
     (project / ".context").mkdir(exist_ok=True)
+    for rel in (LINKED_FILE, UNLINKED_FILE):
+        (project / rel).parent.mkdir(parents=True, exist_ok=True)
+        (project / rel).write_text("ACCESS_TTL = 86400\n", encoding="utf-8")
+    with Store.open(project / ".context" / "context.db") as store:
+        for k in range(LINKED_CONTEXTS):
+            store.write_context(
+                ("constraint", "decision", "convention")[k % 3],
+                f"Knowledge {k} about tokens: refresh tokens rotate every 7 days.",
+                file_paths=[LINKED_FILE],
+            )
+        for k in range(SEED_LINKS):
+            where = (f"lib/m{k}.py", f"lib/pkg{k}", f"lib/pkg{k}/**")[k % 3]
+            store.write_context("decision", f"Other knowledge {k}.", file_paths=[where])
     with Store.open(project / ".context" / "context.db") as store, store.transaction() as conn:
         conn.executemany(
             "INSERT INTO events(session_id, agent, category, type, priority, data, content_hash, "
@@ -192,7 +222,7 @@ def main() -> int:
         for round_ in range(runs + 2):  # two warm-up rounds, not counted
             for label, (event, fixture, script) in EVENTS.items():
                 n += 1
-                stdin = payload(fixture, project, n)
+                stdin = payload(fixture, project, n, label)
                 cmds = {
                     "floor": [PYTHON, "-c", "import sqlite3, json"],
                     "ctxmode": [CTXMODE, "hook", event],
@@ -234,8 +264,34 @@ def main() -> int:
             total = conn.execute("SELECT count(*) FROM events").fetchone()[0]
             resumes = conn.execute("SELECT count(*) FROM session_resume").fetchone()[0]
         print(f"ctxmode store after the run: {total} events, {resumes} stored snapshots")
-        print("targets: ctxmode <= 1.3x floor, <= 0.2x context-mode")
+        lookup_ms = lookup_medians(project, runs * 20)
+        print(
+            "edit hook's knowledge lookup, in-process, median of "
+            f"{runs * 20}: unlinked {lookup_ms[0]:.3f} ms, linked (injected) {lookup_ms[1]:.3f} ms"
+        )
+        print("targets: ctxmode <= 1.3x floor, <= 0.2x context-mode; lookup <= 2 ms")
     return 0
+
+
+def lookup_medians(project: Path, n: int) -> tuple[float, float]:
+    """Median ms of ``handlers._file_knowledge`` on an open store: unlinked, linked file."""
+    from ctxmode.hooks import adapters, handlers
+    from ctxmode.store import Store
+
+    out: list[float] = []
+    with Store.open(project / ".context" / "context.db", root=project) as store:
+        for label in ("pre-tool-use(unlinked)", "pre-tool-use(linked)"):
+            samples = []
+            for i in range(n):
+                data = json.loads(payload("pre-tool-use.edit", project, 10**6 + i, label))
+                ev = adapters.normalize("claude-code", "pre-tool-use", data)
+                assert ev is not None
+                start = time.perf_counter()
+                result = handlers._file_knowledge(store, ev)
+                samples.append(time.perf_counter() - start)
+                assert (result is not None) == (label == "pre-tool-use(linked)")
+            out.append(statistics.median(samples) * 1000)
+    return out[0], out[1]
 
 
 if __name__ == "__main__":

@@ -52,6 +52,7 @@ FILES: dict[str, dict[str, tuple[str, str]]] = {
 #: The agent's own event names that must carry a ctxmode hook.
 EVENTS = {
     "claude-code": {
+        "PreToolUse",
         "PostToolUse",
         "PostToolUseFailure",
         "UserPromptSubmit",
@@ -677,20 +678,21 @@ def test_cli_user_scope_and_errors(project: Path, home: Path) -> None:
     assert proc.returncode == 1 and "unknown agent" in proc.stderr
 
 
-def test_reinstall_drops_an_older_claude_pre_tool_use_hook_and_keeps_the_users(
+def test_reinstall_narrows_an_older_claude_pre_tool_use_hook_and_keeps_the_users(
     project: Path, home: Path
 ) -> None:
-    """Claude Code reports ``duration_ms`` after the call, so ctxmode no longer hooks PreToolUse."""
+    """Claude Code's PreToolUse runs for the edit tools only (knowledge linked to the file); an
+    older all-tools group of ours is replaced, the user's own group is kept."""
     inst.install("claude-code", project_root=project, home=home)
     path = project / ".claude" / "settings.local.json"
     doc = json.loads(path.read_text(encoding="utf-8"))
-    assert "PreToolUse" not in doc["hooks"]
-    ours = doc["hooks"]["PostToolUse"][0]["hooks"][0]["command"].replace(
-        "post-tool-use", "pre-tool-use"
-    )
+    [group] = doc["hooks"]["PreToolUse"]
+    assert group["matcher"] == "Edit|Write|MultiEdit|NotebookEdit"
+    ours = group["hooks"][0]["command"]
+    assert ours.endswith("hook pre-tool-use --agent claude-code")
     users = {"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]}
     doc["hooks"]["PreToolUse"] = [{"hooks": [{"type": "command", "command": ours}]}, users]
     path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     inst.install("claude-code", project_root=project, home=home)
     after = json.loads(path.read_text(encoding="utf-8"))
-    assert after["hooks"]["PreToolUse"] == [users]
+    assert after["hooks"]["PreToolUse"] == [group, users]

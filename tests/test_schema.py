@@ -34,6 +34,9 @@ EXPECTED_COLUMNS = {
         "consumed_at",
     ],
     "hook_state": ["session_id", "key", "value", "updated_at"],
+    "injections": [
+        "id", "session_id", "kind", "path", "context_ids", "bytes", "compact_count", "created_at",
+    ],
     "_migrations": ["name", "applied_at"],
 }  # fmt: skip
 
@@ -48,6 +51,8 @@ EXPECTED_INDEXES = {
     "idx_ctm_task": ("context_task_map", ["task_id", "context_id"]),
     "idx_cfm_file": ("context_file_map", ["file_id", "context_id"]),
     "idx_events_session": ("events", ["session_id", "id"]),
+    "idx_injections_session": ("injections", ["session_id", "compact_count"]),
+    "idx_files_glob": ("files", ["path"]),
 }
 
 

@@ -2,8 +2,10 @@
 
 Every number here is counted from the database at the time of the call (nothing is estimated
 or cached): contexts per type and tier, tasks per status, events per category and per day,
-sessions, resume snapshots built and their sizes, and the bytes the sandbox kept out of the
-agent's context (``bytes_produced - bytes_returned`` over ``sandbox_runs``). Read-only.
+sessions, resume snapshots built and their sizes, what the hooks injected (``injections``:
+knowledge linked to edited files and the startup brief, as counted and sized when recorded),
+and the bytes the sandbox kept out of the agent's context (``bytes_produced -
+bytes_returned`` over ``sandbox_runs``). Read-only.
 """
 
 from __future__ import annotations
@@ -102,6 +104,8 @@ class Stats:
     snapshots: SnapshotStats
     sandbox: SandboxStats
     events_per_day: tuple[tuple[str, int], ...]
+    #: kind (``file``, ``brief``) -> {"count", "bytes", "contexts"} over ``injections``.
+    injections: dict[str, dict[str, int]]
     measured_at: int
 
     @property
@@ -136,6 +140,7 @@ class Stats:
             "sessions": self.sessions,
             "snapshots": self.snapshots.to_dict(),
             "sandbox": self.sandbox.to_dict(),
+            "injections": {k: dict(v) for k, v in self.injections.items()},
             "events_per_day": [{"day": d, "events": n} for d, n in self.events_per_day],
             "measured_at": self.measured_at,
         }
@@ -228,6 +233,30 @@ def sandbox_stats(store: Database) -> SandboxStats:
     )
 
 
+#: Kinds of ``injections`` rows, always reported (zero when none).
+INJECTION_KINDS = ("file", "brief")
+
+
+def injection_stats(store: Database) -> dict[str, dict[str, int]]:
+    """Injections recorded per kind: how many, their UTF-8 bytes, the contexts they carried."""
+    out = {k: {"count": 0, "bytes": 0, "contexts": 0} for k in INJECTION_KINDS}
+    for kind, count, nbytes, contexts in store.conn.execute(
+        "SELECT kind, COUNT(*), COALESCE(SUM(bytes), 0), COALESCE(SUM(json_array_length("
+        "context_ids)), 0) FROM injections GROUP BY kind ORDER BY kind"
+    ):
+        out[str(kind)] = {"count": int(count), "bytes": int(nbytes), "contexts": int(contexts)}
+    return out
+
+
+def injection_line(injections: dict[str, dict[str, int]]) -> str:
+    """One line for people: file-knowledge and brief injections, with their bytes."""
+    f, b = injections.get("file", {}), injections.get("brief", {})
+    return (
+        f"{f.get('count', 0)} file knowledge ({f.get('contexts', 0)} contexts, "
+        f"{f.get('bytes', 0)} bytes), {b.get('count', 0)} briefs ({b.get('bytes', 0)} bytes)"
+    )
+
+
 def collect(store: Database, *, days: int = DEFAULT_DAYS, now: int | None = None) -> Stats:
     """Measure the store now (one consistent read transaction)."""
     ts = int(now if now is not None else time.time())
@@ -268,6 +297,7 @@ def collect(store: Database, *, days: int = DEFAULT_DAYS, now: int | None = None
             snapshots=snapshot_stats(store),
             sandbox=sandbox_stats(store),
             events_per_day=events_per_day(store, days, ts),
+            injections=injection_stats(store),
             measured_at=ts,
         )
     finally:

@@ -12,7 +12,7 @@ from ctxmode.core.db import Database
 
 TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from typing import Any
 
     from ctxmode.core.models import (
@@ -210,6 +210,31 @@ class Store(Database):
             record_access=record_access,
             now=now,
         )
+
+    def file_knowledge(
+        self,
+        paths: Sequence[str],
+        session_id: str,
+        *,
+        cwd: str | None = None,
+        cap_bytes: int,
+        wrap: Callable[[str], str],
+    ) -> str | None:
+        """Tier-1 knowledge linked to files about to be edited, not yet shown in the session,
+        fenced by ``wrap`` within ``cap_bytes``, and recorded as injected (see
+        ``knowledge.follow``)."""
+        from ctxmode.knowledge import follow
+
+        return follow.lookup(self, paths, session_id, cwd=cwd, cap_bytes=cap_bytes, wrap=wrap)
+
+    def note_injection(
+        self, session_id: str, kind: str, context_ids: Sequence[int], nbytes: int
+    ) -> None:
+        """Record contexts injected by other means (the startup brief), so the edit hook does
+        not repeat them in this session."""
+        from ctxmode.knowledge import follow
+
+        follow.record(self, session_id, kind, context_ids, nbytes)
 
     def cleanup(self, now: int | None = None, dry_run: bool = False) -> CleanupReport:
         """Apply the retention rules; with ``dry_run`` only report what would change."""

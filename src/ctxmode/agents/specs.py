@@ -29,11 +29,13 @@ _TIMEOUT_S = {"pre-compact": 30, "session-end": 3}
 _DEFAULT_TIMEOUT_S = 10
 
 #: (agent's event name, ctxmode's event name) per agent, from the agent protocol notes.
-#: Claude Code gets no PreToolUse hook: its PostToolUse carries ``duration_ms`` (the latency
-#: detector's input), and a PreToolUse hook would hold up every tool call for one more process.
+#: Claude Code's PreToolUse runs for the edit tools only (``MATCHERS``): it shows the knowledge
+#: linked to the file about to change; its PostToolUse carries ``duration_ms`` (the latency
+#: detector's input), so other tool calls are not held up by one more process.
 #: The other agents report no duration, so their PreToolUse start time measures it.
 EVENTS: dict[str, tuple[tuple[str, str], ...]] = {
     "claude-code": (
+        ("PreToolUse", "pre-tool-use"),
         ("PostToolUse", "post-tool-use"),
         ("PostToolUseFailure", "post-tool-use-failure"),
         ("UserPromptSubmit", "user-prompt-submit"),
@@ -83,6 +85,10 @@ EVENTS: dict[str, tuple[tuple[str, str], ...]] = {
     ),
 }
 
+#: (agent, agent's event) -> the matcher of ctxmode's group (none: every tool).
+MATCHERS: dict[tuple[str, str], str] = {
+    ("claude-code", "PreToolUse"): "Edit|Write|MultiEdit|NotebookEdit",
+}
 #: Claude, Gemini and Codex nest handlers in matcher groups; Cursor and VS Code list them flat.
 NESTED = {"claude-code", "gemini-cli", "codex"}
 #: Where each agent keeps its MCP servers inside its JSON file.
@@ -352,7 +358,9 @@ def put_hooks(doc: dict[str, Any], path: Path, agent: str, python: str) -> None:
                 f'{path}: hooks "{agent_event}" must be a list; fix it and run again'
             )
         kept, at = _strip(entries, nested)
-        ours: list[Any] = [{"hooks": handlers}] if nested else handlers
+        matcher = MATCHERS.get((agent, agent_event))
+        group: dict[str, Any] = {"matcher": matcher} if matcher else {}
+        ours: list[Any] = [{**group, "hooks": handlers}] if nested else handlers
         at = len(kept) if at is None else at
         hooks[agent_event] = kept[:at] + ours + kept[at:]
 

@@ -127,6 +127,7 @@ def stats_cmd(ctx: click.Context, days: int, as_json: bool) -> None:
             f"mean {snap.mean_bytes:.0f} / max {snap.max_bytes}",
         )
         line("sandbox", stats.sandbox_line(st.sandbox))
+        line("injections", stats.injection_line(st.injections))
         recent = [f"{d[5:]} {n}" for d, n in st.events_per_day if n]
         line(f"events/day ({days}d)", ", ".join(recent) if recent else "none")
 

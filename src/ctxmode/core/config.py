@@ -55,6 +55,10 @@ class Settings(NamedTuple):
     disabled: bool = False
     allow_outside_paths: tuple[str, ...] = ()
     window_tokens: int = 200_000
+    #: Knowledge linked to a file, injected before the agent first edits it.
+    file_knowledge: bool = True
+    #: Largest such injection, fence included (UTF-8 bytes).
+    file_knowledge_bytes: int = 600
 
 
 def find_root(start: str | os.PathLike[str] | None = None) -> str:

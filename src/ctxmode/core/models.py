@@ -207,7 +207,7 @@ class RankedItem:
     context: Context
     distance: int  # 0 direct link, 1 ancestor/one hop, 2 further up, 9 global scope only
     relevance: float
-    via: str  # "file", "task", "ancestor", "hop", "global"
+    via: str  # "file", "folder", "glob", "task", "ancestor", "hop", "global"
 
     def to_dict(self) -> dict[str, Any]:
         c = self.context

@@ -414,6 +414,34 @@ def m006_search_edits(conn: sqlite3.Connection) -> None:
     )
 
 
+def m007_file_knowledge(conn: sqlite3.Connection) -> None:
+    """What the hooks injected into an agent's context, and quick access to glob links.
+
+    ``injections``: one row per injection (``kind`` ``file`` for knowledge linked to an edited
+    file, ``brief`` for the startup brief), the context ids it carried (a JSON array), its
+    size in UTF-8 bytes and the session's ``compact_count`` at the time (a compaction drops
+    earlier injections from the agent's context). ``ctxmode stats`` sums it.
+    ``idx_files_glob``: linked paths holding a glob character (``src/auth/**``), so the hook
+    reads those few rows instead of every linked file.
+    """
+    conn.executescript(
+        """
+        CREATE TABLE injections (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            path TEXT,
+            context_ids TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(context_ids)),
+            bytes INTEGER NOT NULL,
+            compact_count INTEGER NOT NULL DEFAULT 0,
+            created_at INTEGER NOT NULL
+        );
+        CREATE INDEX idx_injections_session ON injections(session_id, compact_count);
+        CREATE INDEX idx_files_glob ON files(path) WHERE path GLOB '*[*?[]*';
+        """
+    )
+
+
 #: Every migration, in the order it is applied. Append only.
 MIGRATIONS: tuple[Migration, ...] = (
     m001_knowledge,
@@ -422,6 +450,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m004_indexing_extra,
     m005_search_context,
     m006_search_edits,
+    m007_file_knowledge,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -82,13 +82,13 @@ def handle(
     if kind == "pre_tool_use":
         if ev.tool_name:
             sessions.note_pre_tool_use(store, ev)
-        return None
+        return _file_knowledge(store, ev)
     project = store.root_dir
     if kind in ("post_tool_use", "post_tool_use_failure"):
         _record(store, ev, events.extract(ev), idempotency_key)
         if ev.agent in _INJECT_ON_TOOL:
             return _pending_resume(store, ev)
-        return None
+        return _file_knowledge_after(store, ev)
     if kind == "user_prompt":
         _record(store, ev, events.extract(ev), idempotency_key)
         return _prompt_output(store, ev)
@@ -275,7 +275,10 @@ def _session_start(
     brief = snapshot.startup_brief(store)
     if brief is None:
         return None
-    return context_output(ev, render(ev, brief, "project_brief"))
+    text = render(ev, brief, "project_brief")
+    if writable:
+        _note_brief(store, ev, brief, text)
+    return context_output(ev, text)
 
 
 def _rebuild(
@@ -395,3 +398,87 @@ def _gemini_compressed(store: Store, ev: NormalizedHookEvent) -> None:
         if line.startswith(b'{"$set":{"messages":') and b"<state_snapshot>" in line:
             _pre_compact(store, ev._replace(kind="pre_compact"), None)
             return
+
+
+# -- knowledge that follows the file ---------------------------------------------------------
+
+#: Canonical edit tools (``adapters.canonical_tool``): their target files' knowledge is shown
+#: before they run.
+_EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch"})
+#: File lines of a Codex ``apply_patch`` envelope.
+_PATCH_HEADERS = ("*** Update File:", "*** Add File:", "*** Delete File:", "*** Move to:")
+
+
+def edited_paths(ev: NormalizedHookEvent) -> list[str]:
+    """The files an edit tool call is about to change, as the agent named them."""
+    data = ev.tool_input
+    if ev.tool_name == "apply_patch":
+        patch = data.get("command", data.get("patch", data.get("input")))
+        if isinstance(patch, list):  # ["apply_patch", "<envelope>"]
+            patch = "\n".join(p for p in patch if isinstance(p, str))
+        if not isinstance(patch, str):
+            return []
+        return [
+            line.split(":", 1)[1].strip()
+            for line in patch.splitlines()
+            if line.startswith(_PATCH_HEADERS)
+        ]
+    for key in ("file_path", "notebook_path", "path"):
+        value = data.get(key)
+        if isinstance(value, str) and value:
+            return [value]
+    files = data.get("files")
+    return [f for f in files if isinstance(f, str)] if isinstance(files, list) else []
+
+
+#: Agents whose pre-tool hook cannot add context (Gemini CLI reads ``additionalContext`` from
+#: AfterTool only, ``coreToolHookTriggers.js``): the knowledge follows the first read or edit.
+_KNOWLEDGE_AFTER_TOOL = frozenset({"gemini-cli"})
+
+
+def _knowledge_text(store: Store, ev: NormalizedHookEvent) -> str | None:
+    """The tier-1 knowledge linked to the call's files that this session has not been shown,
+    fenced like the snapshot and recorded (``knowledge.follow``); None when there is none."""
+    settings = store.settings
+    if not settings.file_knowledge or settings.file_knowledge_bytes <= 0:
+        return None
+    paths = edited_paths(ev)
+    if not paths:
+        return None
+
+    def fence(xml: str) -> str:
+        return render(ev, xml, "file_knowledge")
+
+    cap = min(settings.file_knowledge_bytes, OUTPUT_CAP_CHARS)
+    return store.file_knowledge(paths, ev.session_id, cwd=ev.cwd, cap_bytes=cap, wrap=fence)
+
+
+def _file_knowledge(store: Store, ev: NormalizedHookEvent) -> dict[str, Any] | None:
+    """Before an edit: the knowledge linked to the files it changes, as context only (never
+    ``permissionDecision`` or ``updatedInput``: the call runs as the agent asked)."""
+    if ev.tool_name not in _EDIT_TOOLS or ev.agent in _KNOWLEDGE_AFTER_TOOL:
+        return None
+    text = _knowledge_text(store, ev)
+    if not text:
+        return None
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": text}}
+
+
+def _file_knowledge_after(store: Store, ev: NormalizedHookEvent) -> dict[str, Any] | None:
+    """After the first read or edit of a file, for agents whose pre-tool hook cannot inject."""
+    if ev.agent not in _KNOWLEDGE_AFTER_TOOL or ev.kind != "post_tool_use":
+        return None
+    if ev.tool_name not in _EDIT_TOOLS and ev.tool_name != "Read":
+        return None
+    text = _knowledge_text(store, ev)
+    return context_output(ev, text) if text else None
+
+
+def _note_brief(store: Store, ev: NormalizedHookEvent, brief: str, text: str) -> None:
+    """Record the brief's contexts as shown, so an edit hook does not repeat them."""
+    import re
+
+    ids = [int(i) for i in re.findall(r'<knowledge id="(\d+)"', brief)]
+    if ids:
+        nbytes = len(text.encode("utf-8"))
+        _written(lambda: store.note_injection(ev.session_id, "brief", ids, nbytes))
