@@ -414,6 +414,49 @@ def m006_search_edits(conn: sqlite3.Connection) -> None:
     )
 
 
+def m007_search_cjk(conn: sqlite3.Connection) -> None:
+    """Words inside CJK text: ``search_cjk``, an FTS5 table of character bigrams.
+
+    Each searchable item whose title or body holds a CJK character (``cjk.CJK_GLOB``) gets a
+    row (same row id) holding ``ctxmode_bigrams(title)`` and ``ctxmode_bigrams(body)``: the
+    overlapping bigrams of its CJK runs and its other words (``core.cjk``). The table is
+    contentless (the bigram text is derived, never read back), so a row is deleted with the
+    bigrams of the old text, which the deterministic function gives again. Items without CJK
+    get no row and cost the triggers one GLOB. Existing items are filled here. The analyser
+    must never change under an existing table (deletes would miss): a new analyser needs a new
+    migration that rebuilds the table.
+    """
+    # Written out, not read from ``core.cjk``: a shipped migration must not change with it.
+    glob = "*[\u3040-\u30fa\u30fc-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]*"
+    guard_new = f"(new.title GLOB '{glob}' OR new.body GLOB '{glob}')"
+    guard_old = f"(old.title GLOB '{glob}' OR old.body GLOB '{glob}')"
+    f = "ctxmode_bigrams"
+    conn.executescript(
+        f"""
+        CREATE VIRTUAL TABLE search_cjk USING fts5(
+            title, body, content='', tokenize='unicode61 remove_diacritics 0'
+        );
+        INSERT INTO search_cjk(rowid, title, body)
+            SELECT id, {f}(title), {f}(body) FROM search_items
+            WHERE title GLOB '{glob}' OR body GLOB '{glob}';
+        CREATE TRIGGER search_cjk_ai AFTER INSERT ON search_items WHEN {guard_new} BEGIN
+            INSERT INTO search_cjk(rowid, title, body)
+                VALUES (new.id, {f}(new.title), {f}(new.body));
+        END;
+        CREATE TRIGGER search_cjk_ad AFTER DELETE ON search_items WHEN {guard_old} BEGIN
+            INSERT INTO search_cjk(search_cjk, rowid, title, body)
+                VALUES ('delete', old.id, {f}(old.title), {f}(old.body));
+        END;
+        CREATE TRIGGER search_cjk_au AFTER UPDATE OF title, body ON search_items BEGIN
+            INSERT INTO search_cjk(search_cjk, rowid, title, body)
+                SELECT 'delete', old.id, {f}(old.title), {f}(old.body) WHERE {guard_old};
+            INSERT INTO search_cjk(rowid, title, body)
+                SELECT new.id, {f}(new.title), {f}(new.body) WHERE {guard_new};
+        END;
+        """
+    )
+
+
 #: Every migration, in the order it is applied. Append only.
 MIGRATIONS: tuple[Migration, ...] = (
     m001_knowledge,
@@ -422,6 +465,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m004_indexing_extra,
     m005_search_context,
     m006_search_edits,
+    m007_search_cjk,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -3,15 +3,15 @@
 Pipeline (``search``):
 1. ``search_query.parse`` cuts the text into quoted terms (no user text reaches FTS5 syntax);
    a word with irregular forms ("go": "went", "gone"; ``search_forms``) searches for all of them;
-2. up to three ranked lists from ``search_items`` (``search_lists``): BM25 on ``search_fts``
+2. up to four ranked lists from ``search_items`` (``search_lists``): BM25 on ``search_fts``
    (porter, titles weighted ``TITLE_WEIGHT`` times the body, and the neighbour ``context`` of
    a document chunk, the ends of the two chunks before it, ``CONTEXT_WEIGHT`` times; summed
    from cached per-word scores when the filters allow), BM25 on ``search_trigram``
-   (substrings, CJK runs of 3+ characters; Latin words found as whole words in
+   (substrings of Latin words; those found as whole words in
    ``TRIGRAM_SKIP_MIN_DF`` items or more are left out, as the costliest and least useful part of
-   that list; skipped when the porter list already fills the rerank pool) and a substring scan
-   for 1-2 character CJK terms; with a ``source`` filter the full-text lists only look at that
-   source's row-id span;
+   that list; skipped when the porter list already fills the rerank pool), BM25 on
+   ``search_cjk`` (the bigrams of CJK runs) and a substring scan for lone CJK characters; with
+   a ``source`` filter the full-text lists only look at that source's row-id span;
 3. reciprocal rank fusion (``RRF_K`` = 60) of those lists;
 4. a rerank of the best ``RERANK_POOL`` by IDF-weighted term coverage (words found only in the
    context count ``search_rank.W_CONTEXT`` as much), title match, term proximity and phrase
@@ -490,14 +490,14 @@ def _read_adjacent(
 def _document_frequencies(
     cache: sc.StoreCache, conn: sqlite3.Connection, parsed: sq.ParsedQuery, n_items: int
 ) -> dict[sq.Term, int]:
-    """How many items hold each term (porter words; trigram substrings for CJK)."""
+    """How many items hold each term (porter words; ``search_cjk`` rows for CJK bigrams)."""
     df: dict[sq.Term, int] = {}
     for term in parsed.terms:
-        if term.cjk and len(term.text) < 3:
+        if term.cjk and len(term.text) == 1:
             df[term] = max(1, n_items // 10)  # a scan would cost more than the estimate is worth
             continue
         if term.cjk:
-            df[term] = cache.doc_count(conn, "search_trigram", sq.quote(term.text))
+            df[term] = cache.doc_count(conn, "search_cjk", sq.quote(term.text))
         else:
             # The item's own text only: a word in a neighbour's text says little about it.
             df[term] = cache.doc_count(conn, "search_fts", sq.own_text(term))
