@@ -168,3 +168,40 @@ def test_an_existing_store_is_migrated_and_its_cjk_items_found(tmp_path: Path) -
         assert cjk_rows(store) == 1
         hits = search(store, "全局变量").hits
         assert len(hits) == 1 and "方案B" in store.get_items([hits[0].id])[0].text
+
+
+# -- repeated text and snippets ------------------------------------------------------------------
+
+
+def test_identical_chunks_collapse_into_one_hit_that_names_the_others(store: Store) -> None:
+    section = "心跳检测\n服务器每三十秒发送一次心跳，客户端超时后重新连接。"
+    store.write_context("reference", "无关\n今天天气很好。")
+    first = store.write_context("reference", section).id
+    again = store.write_context("reference", section.replace("\n", "\n\n  "))  # spacing differs
+    other = store.write_context("reference", "心跳间隔\n心跳间隔可以在配置里修改。").id
+    result = search(store, "心跳 超时")
+    ids = [h.id for h in result.hits]
+    assert ids.count(f"ctx:{first}") + ids.count(f"ctx:{again.id}") == 1
+    assert f"ctx:{other}" in ids
+    top = result.hits[0]
+    assert top.id in (f"ctx:{first}", f"ctx:{again.id}")
+    twin = f"ctx:{again.id}" if top.id == f"ctx:{first}" else f"ctx:{first}"
+    assert len(top.also) == 1 and top.also[0].startswith(twin + " (")
+    assert top.to_dict()["also"] == list(top.also)
+
+
+def test_the_snippet_is_the_window_covering_most_query_terms() -> None:
+    from ctxmode.search.rank import snippet_for
+
+    text = (
+        "进程的说明。"
+        + "无关的内容。" * 30
+        + "父进程退出后子进程变成孤儿进程，需要心跳检测。"
+        + "进程" * 5
+        + "无关" * 60
+    )
+    snippet = snippet_for(sq.parse("孤儿进程 心跳"), text)
+    assert "**孤儿进程**" in snippet and "**心跳**" in snippet
+    words = "alpha x " * 50 + "alpha beta gamma end " + "y " * 100
+    snippet = snippet_for(sq.parse("alpha beta gamma"), words)
+    assert "**alpha** **beta** **gamma**" in snippet

@@ -64,6 +64,8 @@ MAX_LIMIT = 100
 MIN_BUDGET = 200
 #: Fixed cost charged per hit against the budget (ids, field names, punctuation).
 HIT_OVERHEAD = 90
+#: Places named per hit where the same text occurs again (``Hit.also``).
+MAX_ALSO = 5
 
 _PREFIX = {"context": "ctx", "event": "evt", "chunk": "doc"}
 _KIND = {v: k for k, v in _PREFIX.items()}
@@ -84,9 +86,12 @@ class Hit:
     snippet: str
     score: float
     superseded: bool = False
+    #: Other items with the same text (whitespace aside), ranked lower and not shown as hits:
+    #: "also in doc:34 (guide.md > Setup)", at most ``MAX_ALSO``.
+    also: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "score": round(self.score, 4)}
+        return {**asdict(self), "score": round(self.score, 4), "also": list(self.also)}
 
 
 @dataclass(frozen=True)
@@ -644,9 +649,24 @@ def _render_hits(
 ) -> tuple[list[Hit], bool]:
     hits: list[Hit] = []
     used = 0
-    for cand in ranked[:limit]:
+    shown: dict[str, int] = {}  # normalised body -> index of its hit
+    for cand in ranked:
         _rid, kind, ref_id, title, body, source, typ, created, superseded, *_ = rows[cand.row_id]
         row_id = cand.row_id
+        same = _SPACE.sub(" ", str(body)).strip().lower()
+        first = shown.get(same)
+        if first is not None:
+            # A repeated section, a file indexed twice: one hit, saying where else it is.
+            hit = hits[first]
+            if len(hit.also) < MAX_ALSO:
+                place = f"{_PREFIX[str(kind)]}:{ref_id} ({sr.clip(str(title), 60)})"
+                place = _redacted(cache, row_id, 3, place)
+                hits[first] = replace(hit, also=(*hit.also, place))
+                used += len(place) + 4
+            continue
+        if len(hits) == limit:
+            return hits, True
+        shown[same] = len(hits)
         title_text = sr.clip(_SPACE.sub(" ", _redacted(cache, row_id, 0, str(title))).strip(), 120)
         source_text = _redacted(cache, row_id, 2, str(source))
         snippet = sr.snippet_for(parsed, _redacted(cache, row_id, 1, str(body)))
