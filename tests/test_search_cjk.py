@@ -205,3 +205,28 @@ def test_the_snippet_is_the_window_covering_most_query_terms() -> None:
     words = "alpha x " * 50 + "alpha beta gamma end " + "y " * 100
     snippet = snippet_for(sq.parse("alpha beta gamma"), words)
     assert "**alpha** **beta** **gamma**" in snippet
+
+
+def test_files_chunked_before_passages_are_chunked_again_on_refresh(tmp_path: Path) -> None:
+    from ctxmode.search.indexing import index_path, refresh_sources
+
+    project = tmp_path / "p"
+    project.mkdir()
+    text = "本项目把上下文保存在本地数据库里，钩子必须很快。" * 200  # 4,800 characters, one line
+    (project / "design.txt").write_text(text, encoding="utf-8")
+    path = project / ".context" / "context.db"
+    with Store.open(path) as store:
+        index_path(store, "design.txt")
+        assert store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0] > 5
+        with store.transaction() as conn:  # what the chunking of schema 7 left: one big chunk
+            conn.execute("DELETE FROM chunks WHERE ordinal > 0")
+            conn.execute("UPDATE chunks SET content = ?", (text,))
+            conn.execute("DELETE FROM _migrations WHERE name = 'm008_rechunk_prose'")
+        store.conn.execute("PRAGMA user_version = 7")
+    with Store.open(path) as store:
+        assert store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0] == 1
+        report = refresh_sources(store)
+        assert report.sources[0].status == "refreshed"
+        sizes = [r[0] for r in store.conn.execute("SELECT length(content) FROM chunks")]
+        assert len(sizes) > 5 and max(sizes) <= 1000
+        assert refresh_sources(store).sources[0].status == "unchanged"

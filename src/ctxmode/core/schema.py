@@ -457,6 +457,30 @@ def m007_search_cjk(conn: sqlite3.Connection) -> None:
     )
 
 
+def m008_rechunk_prose(conn: sqlite3.Connection) -> None:
+    """Files chunked before prose was cut into passages are chunked again on the next refresh.
+
+    A file one of whose text chunks is over 1,500 characters of long lines (200+ characters
+    per line on average: prose without structure, which ``chunking.chunk_text`` now cuts at
+    sentence ends) loses its recorded hash and mtime, so the next ``ctxmode index`` (or any
+    refresh of its source) reads and chunks it again, with the usual progress bar. Nothing is
+    deleted here: until then the old chunks stay searchable. Content indexed without a file
+    (``index_content``) keeps its chunks.
+    """
+    conn.executescript(
+        """
+        UPDATE source_files SET content_hash = NULL, mtime = NULL
+        WHERE EXISTS (
+            SELECT 1 FROM chunks c
+            WHERE c.source_id = source_files.source_id AND c.path = source_files.path
+            AND c.kind = 'text' AND length(c.content) > 1500
+            AND length(c.content)
+                >= 200 * (1 + length(c.content) - length(replace(c.content, char(10), '')))
+        );
+        """
+    )
+
+
 #: Every migration, in the order it is applied. Append only.
 MIGRATIONS: tuple[Migration, ...] = (
     m001_knowledge,
@@ -466,6 +490,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m005_search_context,
     m006_search_edits,
     m007_search_cjk,
+    m008_rechunk_prose,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
