@@ -84,6 +84,9 @@ def test_a_particle_does_not_rank_by_its_count(store: Store) -> None:
             f"笔记{i}\n我的的的朋友的书的封面的颜色的变化的原因的的的，是的的的。" * 3,
         )
     assert top_ids(store, "query_context 的 mode 参数", 1) == [f"ctx:{target}"]
+    # A run of two words finds them apart, particles between: "模式参数" in "模式的参数".
+    apart = store.write_context("reference", "配置\n每种模式的参数不同。").id
+    assert top_ids(store, "模式参数", 1) == [f"ctx:{apart}"]
 
 
 def test_japanese_korean_and_mixed_documents(store: Store) -> None:
