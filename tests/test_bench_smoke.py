@@ -18,6 +18,7 @@ BENCH = Path(__file__).resolve().parent.parent / "bench"
         ("resume.py", [], "2 KB: P1"),
         ("hooks.py", ["--no-context-mode", "--runs", "3"], "post-tool-use"),
         ("cli.py", ["--runs", "2"], "all modules"),
+        ("cmrc.py", ["--data", "/nonexistent/cmrc2018"], "skipped: "),
     ],
 )
 def test_bench_script_runs(script: str, args: list[str], expect: str) -> None:
@@ -29,6 +30,21 @@ def test_bench_script_runs(script: str, args: list[str], expect: str) -> None:
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert expect in proc.stdout
+
+
+@pytest.mark.skipif(
+    not (BENCH.parent.parent / "shared" / "bench-data" / "cmrc2018").is_dir(),
+    reason="CMRC 2018 data not found in ../shared/bench-data",
+)
+def test_cmrc_bench_prints_every_system() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "cmrc.py"), "--paragraphs", "20", "--limit", "30"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "ctxmode Store.search" in proc.stdout and "char-bigram BM25" in proc.stdout
 
 
 def test_search_bench_runs_both_ctxmode_servers(tmp_path: Path) -> None:

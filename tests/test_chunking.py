@@ -9,6 +9,8 @@ from hypothesis import strategies as st
 
 from ctxmode.search.chunking import (
     CHUNK_KINDS,
+    PASSAGE_CHARS,
+    PASSAGE_MAX_CHARS,
     chunk_code,
     chunk_content,
     chunk_document,
@@ -16,6 +18,7 @@ from ctxmode.search.chunking import (
     chunk_markdown,
     chunk_text,
     kind_for_name,
+    sentences,
     sniff_kind,
 )
 
@@ -152,3 +155,55 @@ def test_dispatch_by_name_and_sniffing() -> None:
 def test_base_title_prefixes_every_title() -> None:
     pieces = chunk_markdown("# A\nx\n", base_title="docs/a.md")
     assert pieces[0].title == "docs/a.md > A"
+
+
+# -- prose without structure ---------------------------------------------------------------------
+
+#: Chinese sentences of varied length, none with a line break.
+_ZH = [
+    "本项目把每个项目的上下文保存在一个本地数据库里。",
+    "钩子在每次工具调用时运行，必须很快，并且失败时不影响代理。",
+    "“搜索结果要短。”",
+    "快照不超过两千字节；",
+    "服务器进程在客户端退出后可能变成孤儿进程！",
+    "为什么要用心跳？",
+]
+
+
+def test_prose_without_breaks_is_cut_into_passages_at_sentence_ends() -> None:
+    text = "".join(_ZH[i % len(_ZH)] for i in range(900))  # ~20k characters, one line
+    pieces = chunk_text(text)
+    assert len(pieces) > 20
+    assert "".join(p.content for p in pieces) == text
+    for p in pieces:
+        assert len(p.content) <= PASSAGE_MAX_CHARS
+        assert p.content.endswith(("。", "！", "？", "；", "”")), p.content[-5:]
+        assert ", sentences " in p.title and "(line 1," in p.title
+    assert max(len(p.content) for p in pieces) > PASSAGE_CHARS // 2
+
+
+def test_an_over_long_sentence_is_cut_after_a_comma_then_hard() -> None:
+    clause = "这一句话非常长" * 20 + "，"  # 141 characters
+    text = clause * 12 + "结束。" + "无标点" * 700
+    pieces = chunk_text(text)
+    assert "".join(p.content for p in pieces) == text
+    assert all(len(p.content) <= PASSAGE_MAX_CHARS for p in pieces)
+    assert pieces[0].content.endswith("，")
+    assert len(sentences("无标点" * 700)) == 3  # 2,100 characters without a break: cut hard
+
+
+def test_english_prose_is_cut_after_a_full_stop_and_a_space() -> None:
+    sentence = "The hook records every edit and the server answers searches quickly. "
+    pieces = chunk_text(sentence * 60 + "Done? Yes!")
+    assert len(pieces) > 5
+    assert all(p.content.endswith((".", "!")) for p in pieces)
+
+
+def test_logs_and_short_paragraphs_keep_their_chunking() -> None:
+    log = "\n".join(f"2024-05-01 12:00:{i % 60:02d} INFO request {i} done." for i in range(200))
+    pieces = chunk_text(log)
+    assert all(", sentences " not in p.title and "lines" in p.title for p in pieces)
+    short = chunk_text("A short paragraph. With two sentences.\n\nAnother one.")
+    assert len(short) == 1 and ", sentences " not in short[0].title
+    md = chunk_markdown("# Title\n\n" + "Long markdown prose sentence here. " * 200)
+    assert all(", sentences " not in p.title for p in md)

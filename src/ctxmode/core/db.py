@@ -15,7 +15,7 @@ import sqlite3
 import sys
 import time
 
-from ctxmode.core import config, schema
+from ctxmode.core import cjk, config, schema
 from ctxmode.core.errors import (
     CorruptDatabase,
     NotACtxmodeDatabase,
@@ -143,6 +143,10 @@ def _connect(path: str) -> sqlite3.Connection:
         check_same_thread=False,
     )
     try:
+        # The ``search_cjk`` triggers call it (schema.m008): every connection that may write
+        # searchable items needs it. Registering costs a few microseconds; it only runs on
+        # text holding CJK characters.
+        conn.create_function(cjk.SQL_FUNCTION, 1, cjk.bigrams, deterministic=True)
         conn.execute(f"PRAGMA busy_timeout = {config.BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA foreign_keys = ON")
         mode = conn.execute("PRAGMA journal_mode").fetchone()[0]

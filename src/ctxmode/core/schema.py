@@ -438,6 +438,71 @@ def m007_file_knowledge(conn: sqlite3.Connection) -> None:
         );
         CREATE INDEX idx_injections_session ON injections(session_id, compact_count);
         CREATE INDEX idx_files_glob ON files(path) WHERE path GLOB '*[*?[]*';
+
+
+def m008_search_cjk(conn: sqlite3.Connection) -> None:
+    """Words inside CJK text: ``search_cjk``, an FTS5 table of character bigrams.
+
+    Each searchable item whose title or body holds a CJK character (``cjk.CJK_GLOB``) gets a
+    row (same row id) holding ``ctxmode_bigrams(title)`` and ``ctxmode_bigrams(body)``: the
+    overlapping bigrams of its CJK runs and its other words (``core.cjk``). The table is
+    contentless (the bigram text is derived, never read back), so a row is deleted with the
+    bigrams of the old text, which the deterministic function gives again. Items without CJK
+    get no row and cost the triggers one GLOB. Existing items are filled here. The analyser
+    must never change under an existing table (deletes would miss): a new analyser needs a new
+    migration that rebuilds the table.
+    """
+    # Written out, not read from ``core.cjk``: a shipped migration must not change with it.
+    glob = "*[\u3040-\u30fa\u30fc-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]*"
+    guard_new = f"(new.title GLOB '{glob}' OR new.body GLOB '{glob}')"
+    guard_old = f"(old.title GLOB '{glob}' OR old.body GLOB '{glob}')"
+    f = "ctxmode_bigrams"
+    conn.executescript(
+        f"""
+        CREATE VIRTUAL TABLE search_cjk USING fts5(
+            title, body, content='', tokenize='unicode61 remove_diacritics 0'
+        );
+        INSERT INTO search_cjk(rowid, title, body)
+            SELECT id, {f}(title), {f}(body) FROM search_items
+            WHERE title GLOB '{glob}' OR body GLOB '{glob}';
+        CREATE TRIGGER search_cjk_ai AFTER INSERT ON search_items WHEN {guard_new} BEGIN
+            INSERT INTO search_cjk(rowid, title, body)
+                VALUES (new.id, {f}(new.title), {f}(new.body));
+        END;
+        CREATE TRIGGER search_cjk_ad AFTER DELETE ON search_items WHEN {guard_old} BEGIN
+            INSERT INTO search_cjk(search_cjk, rowid, title, body)
+                VALUES ('delete', old.id, {f}(old.title), {f}(old.body));
+        END;
+        CREATE TRIGGER search_cjk_au AFTER UPDATE OF title, body ON search_items BEGIN
+            INSERT INTO search_cjk(search_cjk, rowid, title, body)
+                SELECT 'delete', old.id, {f}(old.title), {f}(old.body) WHERE {guard_old};
+            INSERT INTO search_cjk(rowid, title, body)
+                SELECT new.id, {f}(new.title), {f}(new.body) WHERE {guard_new};
+        END;
+        """
+    )
+
+
+def m009_rechunk_prose(conn: sqlite3.Connection) -> None:
+    """Files chunked before prose was cut into passages are chunked again on the next refresh.
+
+    A file one of whose text chunks is over 1,500 characters of long lines (200+ characters
+    per line on average: prose without structure, which ``chunking.chunk_text`` now cuts at
+    sentence ends) loses its recorded hash and mtime, so the next ``ctxmode index`` (or any
+    refresh of its source) reads and chunks it again, with the usual progress bar. Nothing is
+    deleted here: until then the old chunks stay searchable. Content indexed without a file
+    (``index_content``) keeps its chunks.
+    """
+    conn.executescript(
+        """
+        UPDATE source_files SET content_hash = NULL, mtime = NULL
+        WHERE EXISTS (
+            SELECT 1 FROM chunks c
+            WHERE c.source_id = source_files.source_id AND c.path = source_files.path
+            AND c.kind = 'text' AND length(c.content) > 1500
+            AND length(c.content)
+                >= 200 * (1 + length(c.content) - length(replace(c.content, char(10), '')))
+        );
         """
     )
 
@@ -451,6 +516,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     m005_search_context,
     m006_search_edits,
     m007_file_knowledge,
+    m008_search_cjk,
+    m009_rechunk_prose,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -231,8 +231,9 @@ class StoreCache:
         return self.n_items
 
     def doc_count(self, conn: sqlite3.Connection, table: str, expression: str) -> int:
-        """Items of ``table`` (``search_fts`` or ``search_trigram``) matching ``expression``;
-        a count kept from before items were added is completed with the new items' count."""
+        """Items of ``table`` (``search_fts``, ``search_trigram`` or ``search_cjk``) matching
+        ``expression``; a count kept from before items were added is completed with the new
+        items' count."""
         key = (table, expression)
         found = self.df.get(key)
         if found is not None and found[1] == self.top:

@@ -32,6 +32,14 @@ WINDOW_LINES = 40
 HARD_CAP_FACTOR = 4
 #: Longest chunk title, in characters.
 MAX_TITLE_CHARS = 160
+#: Prose without structure (a paragraph of long lines over ``TARGET_CHUNK_CHARS``: a pasted
+#: document without headings or line breaks) is cut at sentence ends into passages of about
+#: ``PASSAGE_CHARS`` (~1.8 KB of Chinese), never more than ``PASSAGE_MAX_CHARS`` (a sentence
+#: longer than that is cut after a comma, else hard).
+PASSAGE_CHARS = 600
+PASSAGE_MAX_CHARS = 1000
+#: Average line length from which a long paragraph reads as prose, not as log lines.
+PROSE_LINE_CHARS = 200
 
 MARKDOWN_EXTS = frozenset({".md", ".markdown", ".mdx", ".mkd"})
 JSON_EXTS = frozenset({".json", ".ipynb"})
@@ -103,10 +111,92 @@ def _line_windows(
     return pieces
 
 
+#: Where a sentence ends: after 。！？； (and the closing quotes or brackets that follow), after
+#: . ! ? followed by a space, and at a line break; the spaces after it stay with it.
+_SENTENCE_END = re.compile(r"(?:[。！？；][”’」』）》】)\]\"']*|[.!?][”’)\]\"']*(?=\s)|\n)\s*")
+#: Where an over-long sentence may be cut: after a comma.
+_CLAUSE_END = re.compile(r"[，、,；;：:]\s*")
+
+
+def _cut(text: str, ends: re.Pattern[str]) -> list[str]:
+    """``text`` cut after each match of ``ends`` (the pieces join back to ``text``)."""
+    out: list[str] = []
+    at = 0
+    for m in ends.finditer(text):
+        if m.end() > at:
+            out.append(text[at : m.end()])
+            at = m.end()
+    if at < len(text):
+        out.append(text[at:])
+    return out
+
+
+def sentences(text: str, limit: int = PASSAGE_MAX_CHARS) -> list[str]:
+    """``text`` cut into sentences (``_SENTENCE_END``), none over ``limit`` characters: a longer
+    one is cut after its commas, then hard. The pieces join back to ``text``."""
+    out: list[str] = []
+    for sentence in _cut(text, _SENTENCE_END):
+        if len(sentence) <= limit:
+            out.append(sentence)
+            continue
+        part = ""
+        for clause in _cut(sentence, _CLAUSE_END):
+            while len(clause) > limit:
+                if part:
+                    out.append(part)
+                    part = ""
+                out.append(clause[:limit])
+                clause = clause[limit:]
+            if part and len(part) + len(clause) > limit:
+                out.append(part)
+                part = ""
+            part += clause
+        if part:
+            out.append(part)
+    return out
+
+
+def _passages(text: str, first_line: int, base: str, kind: str, max_chars: int) -> list[Piece]:
+    """Prose without structure: sentences grouped into passages of about ``PASSAGE_CHARS``."""
+    target = min(PASSAGE_CHARS, max_chars)
+    pieces: list[Piece] = []
+    group: list[str] = []
+    size = 0
+    done = 0  # sentences before the group
+    line = first_line
+
+    def flush() -> None:
+        nonlocal group, size, done, line
+        body = "".join(group)
+        if body.strip():
+            last = line + body.rstrip().count("\n")
+            lines = f"line {line}" if last == line else f"lines {line}-{last}"
+            span = f"sentences {done + 1}-{done + len(group)}"
+            head = " ".join(body.split())[:60]
+            pieces.append(Piece(_join_title(base, f"{head} ({lines}, {span})"), body.strip(), kind))
+        line += body.count("\n")
+        done += len(group)
+        group, size = [], 0
+
+    for sentence in sentences(text, min(PASSAGE_MAX_CHARS, max_chars)):
+        if group and size + len(sentence) > target:
+            flush()
+        group.append(sentence)
+        size += len(sentence)
+    flush()
+    return pieces
+
+
+def _is_prose(lines: list[str]) -> bool:
+    """Long lines, on average: sentences, not a log or a listing."""
+    return sum(map(len, lines)) >= PROSE_LINE_CHARS * len(lines)
+
+
 def chunk_text(
     text: str, *, base_title: str = "", max_chars: int = MAX_CHUNK_CHARS, kind: str = "text"
 ) -> list[Piece]:
-    """Plain text: paragraphs grouped up to the target size; line windows when none exist."""
+    """Plain text: paragraphs grouped up to the target size; a long paragraph of prose cut into
+    passages at sentence ends (``_passages``); line windows for other long paragraphs."""
     lines = text.splitlines()
     # Paragraphs as (first line number, lines); blank lines separate them.
     paragraphs: list[tuple[int, list[str]]] = []
@@ -140,6 +230,10 @@ def chunk_text(
 
     for first, para in paragraphs:
         size = sum(len(ln) + 1 for ln in para)
+        if size > target and _is_prose(para):
+            flush_group()
+            pieces.extend(_passages("\n".join(para), first, base_title, kind, max_chars))
+            continue
         if size > max_chars or len(para) > WINDOW_LINES * 2:
             flush_group()
             pieces.extend(_line_windows(para, first, max_chars, base_title, kind))

@@ -3,15 +3,15 @@
 Pipeline (``search``):
 1. ``search_query.parse`` cuts the text into quoted terms (no user text reaches FTS5 syntax);
    a word with irregular forms ("go": "went", "gone"; ``search_forms``) searches for all of them;
-2. up to three ranked lists from ``search_items`` (``search_lists``): BM25 on ``search_fts``
+2. up to four ranked lists from ``search_items`` (``search_lists``): BM25 on ``search_fts``
    (porter, titles weighted ``TITLE_WEIGHT`` times the body, and the neighbour ``context`` of
    a document chunk, the ends of the two chunks before it, ``CONTEXT_WEIGHT`` times; summed
    from cached per-word scores when the filters allow), BM25 on ``search_trigram``
-   (substrings, CJK runs of 3+ characters; Latin words found as whole words in
+   (substrings of Latin words; those found as whole words in
    ``TRIGRAM_SKIP_MIN_DF`` items or more are left out, as the costliest and least useful part of
-   that list; skipped when the porter list already fills the rerank pool) and a substring scan
-   for 1-2 character CJK terms; with a ``source`` filter the full-text lists only look at that
-   source's row-id span;
+   that list; skipped when the porter list already fills the rerank pool), BM25 on
+   ``search_cjk`` (the bigrams of CJK runs) and a substring scan for lone CJK characters; with
+   a ``source`` filter the full-text lists only look at that source's row-id span;
 3. reciprocal rank fusion (``RRF_K`` = 60) of those lists;
 4. a rerank of the best ``RERANK_POOL`` by IDF-weighted term coverage (words found only in the
    context count ``search_rank.W_CONTEXT`` as much), title match, term proximity and phrase
@@ -64,6 +64,8 @@ MAX_LIMIT = 100
 MIN_BUDGET = 200
 #: Fixed cost charged per hit against the budget (ids, field names, punctuation).
 HIT_OVERHEAD = 90
+#: Places named per hit where the same text occurs again (``Hit.also``).
+MAX_ALSO = 5
 
 _PREFIX = {"context": "ctx", "event": "evt", "chunk": "doc"}
 _KIND = {v: k for k, v in _PREFIX.items()}
@@ -84,9 +86,12 @@ class Hit:
     snippet: str
     score: float
     superseded: bool = False
+    #: Other items with the same text (whitespace aside), ranked lower and not shown as hits:
+    #: "also in doc:34 (guide.md > Setup)", at most ``MAX_ALSO``.
+    also: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "score": round(self.score, 4)}
+        return {**asdict(self), "score": round(self.score, 4), "also": list(self.also)}
 
 
 @dataclass(frozen=True)
@@ -490,14 +495,14 @@ def _read_adjacent(
 def _document_frequencies(
     cache: sc.StoreCache, conn: sqlite3.Connection, parsed: sq.ParsedQuery, n_items: int
 ) -> dict[sq.Term, int]:
-    """How many items hold each term (porter words; trigram substrings for CJK)."""
+    """How many items hold each term (porter words; ``search_cjk`` rows for CJK bigrams)."""
     df: dict[sq.Term, int] = {}
     for term in parsed.terms:
-        if term.cjk and len(term.text) < 3:
+        if term.cjk and len(term.text) == 1:
             df[term] = max(1, n_items // 10)  # a scan would cost more than the estimate is worth
             continue
         if term.cjk:
-            df[term] = cache.doc_count(conn, "search_trigram", sq.quote(term.text))
+            df[term] = cache.doc_count(conn, "search_cjk", sq.quote(term.text))
         else:
             # The item's own text only: a word in a neighbour's text says little about it.
             df[term] = cache.doc_count(conn, "search_fts", sq.own_text(term))
@@ -644,9 +649,24 @@ def _render_hits(
 ) -> tuple[list[Hit], bool]:
     hits: list[Hit] = []
     used = 0
-    for cand in ranked[:limit]:
+    shown: dict[str, int] = {}  # normalised body -> index of its hit
+    for cand in ranked:
         _rid, kind, ref_id, title, body, source, typ, created, superseded, *_ = rows[cand.row_id]
         row_id = cand.row_id
+        same = _SPACE.sub(" ", str(body)).strip().lower()
+        first = shown.get(same)
+        if first is not None:
+            # A repeated section, a file indexed twice: one hit, saying where else it is.
+            hit = hits[first]
+            if len(hit.also) < MAX_ALSO:
+                place = f"{_PREFIX[str(kind)]}:{ref_id} ({sr.clip(str(title), 60)})"
+                place = _redacted(cache, row_id, 3, place)
+                hits[first] = replace(hit, also=(*hit.also, place))
+                used += len(place) + 4
+            continue
+        if len(hits) == limit:
+            return hits, True
+        shown[same] = len(hits)
         title_text = sr.clip(_SPACE.sub(" ", _redacted(cache, row_id, 0, str(title))).strip(), 120)
         source_text = _redacted(cache, row_id, 2, str(source))
         snippet = sr.snippet_for(parsed, _redacted(cache, row_id, 1, str(body)))

@@ -1,13 +1,15 @@
 """The ranked lists a search starts from, and their reciprocal rank fusion.
 
-Up to three lists of ``search_items`` row ids, best first, ``ARM_DEPTH`` deep:
+Up to four lists of ``search_items`` row ids, best first, ``ARM_DEPTH`` deep:
 
 - **porter**: BM25 (FTS5's ``bm25``) on ``search_fts``, the words and their irregular forms
   OR-ed; titles count ``TITLE_WEIGHT`` times the body, the neighbour ``context`` column
   ``CONTEXT_WEIGHT`` times;
-- **trigram**: BM25 on ``search_trigram`` (substrings, CJK runs of 3+ characters), skipped when
-  the porter list already fills the rerank pool;
-- **substring**: a scan for CJK terms of 1-2 characters (too short for trigrams).
+- **trigram**: BM25 on ``search_trigram`` (substrings of Latin words), skipped when the porter
+  list already fills the rerank pool;
+- **bigram**: BM25 on ``search_cjk`` (``schema.m008``), the query's CJK bigrams OR-ed, titles
+  weighted as in the porter list (CMRC 2018, bench/cmrc.py: R@5 0.836 -> 0.995);
+- **substring**: a scan for lone CJK characters (1-character runs: no bigram holds them).
 
 ``fuse`` adds ``weight / (RRF_K + rank)`` per list. With a ``source`` filter the full-text lists
 only look at that source's row-id span (``source_span``).
@@ -63,7 +65,7 @@ BODY_WEIGHT = 1.0
 #: of the item just before count, but far less than the item's own.
 CONTEXT_WEIGHT = 0.3
 #: Fusion weights of the ranked lists; porter words are the most precise signal.
-ARM_WEIGHTS = {"porter": 1.0, "trigram": 0.6, "substring": 1.0}
+ARM_WEIGHTS = {"porter": 1.0, "trigram": 0.6, "bigram": 1.0, "substring": 1.0}
 #: A Latin word found as a whole word in this many items is left out of the trigram list: the
 #: porter list already ranks that many items for it, and ranking its trigram phrase over every
 #: item holding it was the costliest query of a search (LoCoMo and DevBench recall unchanged).
@@ -227,6 +229,9 @@ def fuse(
         # 1 / 90): the list would only reorder porter matches, at the cost of the search's
         # most expensive query. LoCoMo R@5 0.691 -> 0.692, DevBench unchanged.
         arms.append(("trigram", fts_list(conn, "search_trigram", trigram, where, params, span)))
+    bigram = sq.bigram_expression(parsed)
+    if bigram:
+        arms.append(("bigram", fts_list(conn, "search_cjk", bigram, where, params, span)))
     short = sq.short_cjk_terms(parsed)
     if short:
         arms.append(("substring", substring_list(conn, short, where, params)))

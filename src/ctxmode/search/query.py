@@ -6,9 +6,9 @@ Invariants:
   plain words or separators. Tokens are cut from the text with the same notion of a word that
   the ``unicode61`` tokenizer uses (letters and digits; everything else separates).
 - Runs of CJK characters are kept apart from Latin words: ``unicode61`` would index a whole CJK
-  run as one token, so CJK is searched through the trigram index (runs of 3+ characters, split
-  into overlapping trigrams) and, for runs of 1-2 characters that trigram cannot see, by a
-  substring scan.
+  run as one token, so a run of 2+ characters becomes its distinct overlapping bigrams
+  (``core.cjk``: "孤儿进程" -> 孤儿, 儿进, 进程), each a term searched in the ``search_cjk``
+  index; a lone CJK character (a 1-character run) stays one term, found by a substring scan.
 - Input is bounded: at most ``MAX_QUERY_CHARS`` characters and ``MAX_TERMS`` distinct terms
   are looked at, so a 10k-character paste costs the same as a short query.
 
@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ctxmode.core import cjk
 from ctxmode.search.forms import forms_of
 
 MAX_QUERY_CHARS = 2000
@@ -31,9 +32,6 @@ MAX_TERMS = 24
 #: Shortest Latin word sent to the trigram index: as a substring, a 3-letter word matches far
 #: too much ("art" inside "start", "heart"); the porter index already has whole words.
 TRIGRAM_MIN_WORD = 4
-#: Longest CJK run kept as one term; longer runs are split so trigram pieces stay meaningful.
-MAX_CJK_RUN = 12
-
 _CJK = (
     r"\u3040-\u30ff"  # hiragana, katakana
     r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # CJK ideographs
@@ -136,8 +134,8 @@ def parse(text: str) -> ParsedQuery:
     raw: list[Term] = []
     for tok in tokens(text):
         if is_cjk(tok):
-            for i in range(0, len(tok), MAX_CJK_RUN):
-                raw.append(Term(tok[i : i + MAX_CJK_RUN], cjk=True))
+            grams = cjk.tokens(tok)
+            raw.extend(Term(g, cjk=True) for g in grams or [tok])
         else:
             raw.append(Term(tok))
     seen: set[Term] = set()
@@ -177,25 +175,36 @@ def porter_expression(query: ParsedQuery) -> str | None:
 
 
 def trigram_expression(query: ParsedQuery, skip: frozenset[str] = frozenset()) -> str | None:
-    """OR of quoted pieces of 3+ characters for the trigram index (substrings, CJK).
+    """OR of the quoted Latin words of ``TRIGRAM_MIN_WORD``+ letters for the trigram index
+    (substrings: "tokenizer" inside "pretokenizers"); CJK goes to ``bigram_expression``.
 
     Latin words in ``skip`` are left out (the caller passes the words the porter index already
     finds as whole words, where the trigram list would mostly repeat it at a higher cost).
     """
-    parts: list[str] = []
-    for term in query.terms:
-        if term.cjk:
-            if len(term.text) >= 3:
-                parts.extend(trigrams(term.text))
-        elif len(term.text) >= TRIGRAM_MIN_WORD and term.text not in skip:
-            parts.append(term.text)
+    parts = [
+        t.text
+        for t in query.terms
+        if not t.cjk and len(t.text) >= TRIGRAM_MIN_WORD and t.text not in skip
+    ]
     unique = list(dict.fromkeys(parts))
     return " OR ".join(quote(p) for p in unique) if unique else None
 
 
 def short_cjk_terms(query: ParsedQuery) -> tuple[str, ...]:
-    """CJK terms of 1-2 characters: too short for the trigram index, found by substring scan."""
-    return tuple(t for t in query.cjk if len(t) < 3)
+    """Lone CJK characters (1-character runs): no bigram holds them, a substring scan finds
+    them."""
+    return tuple(t for t in query.cjk if len(t) == 1)
+
+
+def bigram_terms(query: ParsedQuery) -> tuple[str, ...]:
+    """The CJK bigram terms, for the ``search_cjk`` index."""
+    return tuple(t for t in query.cjk if len(t) == 2)
+
+
+def bigram_expression(query: ParsedQuery) -> str | None:
+    """OR of the quoted ``bigram_terms`` (``None`` without one)."""
+    grams = bigram_terms(query)
+    return " OR ".join(quote(g) for g in grams) if grams else None
 
 
 @functools.lru_cache(maxsize=65536)

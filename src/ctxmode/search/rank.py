@@ -511,29 +511,49 @@ def clip(text: str, n: int) -> str:
 
 
 def snippet_for(parsed: sq.ParsedQuery, text: str, width: int = SNIPPET_CHARS) -> str:
-    """A window of ``text`` around the densest run of query terms, matches in ``**bold**``."""
+    """The window of ``text`` that covers the most distinct query terms (CJK bigrams each
+    count), the tightest cluster of them first; matches in ``**bold**``."""
     flat = _SPACE.sub(" ", text).strip()
-    spans = _match_spans(parsed, flat)
+    found = _term_spans(parsed, flat)
+    spans = _merged(found)
     if not spans:
         return clip(flat, width)
-    # Window start: the match span that has the most other matches within ``width`` after it.
-    best_start, best_count = spans[0][0], 0
-    for i, (start, _end) in enumerate(spans):
-        count = sum(1 for s, _e in spans[i:] if s - start < width)
-        if count > best_count:
-            best_start, best_count = start, count
+    # Window start: the match followed, within the part of the window shown after it, by the
+    # most distinct terms, packed the tightest (the first such match wins a tie); one pass.
+    reach = width - width // 4
+    best_start, best = spans[0][0], (0, -reach)
+    counts: dict[sq.Term, int] = {}
+    j = 0
+    for start, _end, term in found:
+        while j < len(found) and found[j][0] - start < reach:
+            counts[found[j][2]] = counts.get(found[j][2], 0) + 1
+            j += 1
+        key = (len(counts), start - found[j - 1][0])
+        if key > best:
+            best_start, best = start, key
+        counts[term] -= 1
+        if not counts[term]:
+            del counts[term]
+    best_start = next(s for s, e in spans if s <= best_start < e)  # its merged match
     lo = max(0, best_start - width // 4)
     hi = min(len(flat), lo + width)
     lo = max(0, min(lo, hi - width))
+    # Bold already in the text is left alone: more asterisks would only garble it.
+    shown = [
+        (s, e)
+        for s, e in spans
+        if s >= lo and e <= hi and not (flat.endswith("**", 0, s) and flat.startswith("**", e))
+    ]
+    # The best cluster is marked first, then the matches just before it.
+    after = [span for span in shown if span[0] >= best_start]
+    before = [span for span in shown if span[0] < best_start]
+    keep = set(after[:MAX_HIGHLIGHTS])
+    keep.update(before[len(before) - max(0, MAX_HIGHLIGHTS - len(keep)) :])
     out: list[str] = ["…" if lo > 0 else ""]
     cursor = lo
-    marked = 0
-    for s, e in spans:
-        if s < cursor or e > hi or marked == MAX_HIGHLIGHTS:
+    for s, e in shown:
+        if (s, e) not in keep:
             continue
-        if flat.endswith("**", 0, s) and flat.startswith("**", e):
-            continue  # already bold in the text: more asterisks would only garble it
-        marked += 1
         out.append(flat[cursor:s])
         out.append(f"**{flat[s:e]}**")
         cursor = e
@@ -562,8 +582,24 @@ def _tokens_starting(lowered: str, prefixes: set[str]) -> list[tuple[int, int, s
 
 
 def _match_spans(parsed: sq.ParsedQuery, text: str) -> list[tuple[int, int]]:
+    """Where ``text`` matches the query's terms, overlapping matches merged, in text order."""
+    return _merged(_term_spans(parsed, text))
+
+
+def _merged(found: list[tuple[int, int, sq.Term]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for s, e, _term in found:
+        if merged and s < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], e))
+        else:
+            merged.append((s, e))
+    return merged
+
+
+def _term_spans(parsed: sq.ParsedQuery, text: str) -> list[tuple[int, int, sq.Term]]:
+    """(start, end, term) of every match of a query term in ``text``, sorted by position."""
     stems = {sq.light_stem(w): t for t in parsed.terms if not t.cjk for w in t.spellings}
-    spans: list[tuple[int, int]] = []
+    spans: list[tuple[int, int, sq.Term]] = []
     seen: set[sq.Term] = set()
     lowered = text.lower()
     if stems:
@@ -578,7 +614,7 @@ def _match_spans(parsed: sq.ParsedQuery, text: str) -> list[tuple[int, int]]:
         for start, end, token in tokens:
             term = stems.get(sq.light_stem(token))
             if term is not None:
-                spans.append((start, end))
+                spans.append((start, end, term))
                 seen.add(term)
     for term in parsed.terms:
         if term in seen or not (term.cjk or len(term.text) >= SUBSTRING_MIN):
@@ -586,13 +622,7 @@ def _match_spans(parsed: sq.ParsedQuery, text: str) -> list[tuple[int, int]]:
         haystack = text if term.cjk else lowered
         start = haystack.find(term.text)
         while start != -1:
-            spans.append((start, start + len(term.text)))
+            spans.append((start, start + len(term.text), term))
             start = haystack.find(term.text, start + len(term.text))
-    spans.sort()
-    merged: list[tuple[int, int]] = []
-    for s, e in spans:
-        if merged and s < merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], e))
-        else:
-            merged.append((s, e))
-    return merged
+    spans.sort(key=lambda span: (span[0], span[1]))
+    return spans
