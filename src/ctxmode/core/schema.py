@@ -438,6 +438,8 @@ def m007_file_knowledge(conn: sqlite3.Connection) -> None:
         );
         CREATE INDEX idx_injections_session ON injections(session_id, compact_count);
         CREATE INDEX idx_files_glob ON files(path) WHERE path GLOB '*[*?[]*';
+        """
+    )
 
 
 def m008_search_cjk(conn: sqlite3.Connection) -> None:
