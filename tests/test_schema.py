@@ -34,6 +34,11 @@ EXPECTED_COLUMNS = {
         "consumed_at",
     ],
     "hook_state": ["session_id", "key", "value", "updated_at"],
+    "shared_items": [
+        "stable_id", "context_id", "file_name", "item_hash", "file_stat", "file_hash",
+        "with_task", "removed_at", "synced_at",
+    ],
+    "team_state": ["id", "fingerprint", "edits", "synced_edits"],
     "_migrations": ["name", "applied_at"],
 }  # fmt: skip
 

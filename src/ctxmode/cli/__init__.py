@@ -33,6 +33,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "ctxmode.cli.serve": ("serve",),
     "ctxmode.cli.web": ("doctor", "stats", "ui"),
     "ctxmode.cli.install": ("agents", "install", "uninstall"),
+    "ctxmode.cli.team": ("share", "sync", "team", "unshare"),
     "ctxmode.cli.indexing": (
         "exec", "fetch", "import-docs", "import-findings", "import-tasks", "index", "sources",
     ),
