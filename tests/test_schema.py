@@ -36,7 +36,7 @@ EXPECTED_COLUMNS = {
     "hook_state": ["session_id", "key", "value", "updated_at"],
     "shared_items": [
         "stable_id", "context_id", "file_name", "item_hash", "file_stat", "file_hash",
-        "with_task", "removed_at", "synced_at",
+        "with_task", "removed_at", "synced_at", "dirty",
     ],
     "team_state": ["id", "fingerprint", "edits", "synced_edits"],
     "_migrations": ["name", "applied_at"],

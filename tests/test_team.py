@@ -280,6 +280,10 @@ def test_an_edit_on_both_sides_without_git_reports_and_keeps_both(
     assert report is not None and [p.state for p in report.problems] == ["conflicted"]
     assert "Log in JSON lines" in path.read_text()  # neither side overwritten
     assert "Log in logfmt" in live(bob)
+    # Still a conflict at the next sync: the local edit is not taken for settled.
+    again = ctx(bob, "sync")
+    assert [p["state"] for p in again["problems"]] == ["conflicted"]
+    assert "Log in logfmt" in live(bob) and "Log in JSON lines" in path.read_text()
     assert ctx(bob, "sync", "--theirs", sid)["updated"] == [sid]
     assert "Log in JSON lines" in live(bob)
 

@@ -422,7 +422,8 @@ def m007_team_shares(conn: sqlite3.Connection) -> None:
     change is known to be local, from the repository, or both (a conflict). ``file_stat`` and
     ``file_hash`` let a sync skip parsing a file whose stat did not move. ``team_state`` holds
     the folder's fingerprint and a counter of local edits to shared contexts (moved by
-    triggers), so that "nothing changed" costs one stat and one row read.
+    triggers, which also flag the rows to read again: ``dirty``), so that "nothing changed"
+    costs one stat and one row read, and a sync re-reads only the contexts that moved.
     """
     conn.executescript(
         """
@@ -435,7 +436,8 @@ def m007_team_shares(conn: sqlite3.Connection) -> None:
             file_hash TEXT,
             with_task INTEGER NOT NULL DEFAULT 1,
             removed_at INTEGER,
-            synced_at INTEGER NOT NULL
+            synced_at INTEGER NOT NULL,
+            dirty INTEGER NOT NULL DEFAULT 0
         );
         CREATE TABLE team_state (
             id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -445,8 +447,12 @@ def m007_team_shares(conn: sqlite3.Connection) -> None:
         );
         INSERT INTO team_state (id) VALUES (1);
         CREATE TRIGGER team_edits_au AFTER UPDATE OF type, content, scope, owner, superseded_by
-            ON contexts WHEN EXISTS (SELECT 1 FROM shared_items WHERE context_id = new.id) BEGIN
+            ON contexts WHEN EXISTS (SELECT 1 FROM shared_items WHERE context_id = new.id)
+            OR EXISTS (SELECT 1 FROM shared_items
+                       WHERE context_id IN (new.superseded_by, old.superseded_by)) BEGIN
             UPDATE team_state SET edits = edits + 1 WHERE id = 1;
+            UPDATE shared_items SET dirty = 1
+                WHERE context_id IN (new.id, new.superseded_by, old.superseded_by);
         END;
         CREATE TRIGGER team_edits_bd BEFORE DELETE ON contexts
             WHEN EXISTS (SELECT 1 FROM shared_items WHERE context_id = old.id) BEGIN
@@ -455,10 +461,12 @@ def m007_team_shares(conn: sqlite3.Connection) -> None:
         CREATE TRIGGER team_edits_files_ai AFTER INSERT ON context_file_map
             WHEN EXISTS (SELECT 1 FROM shared_items WHERE context_id = new.context_id) BEGIN
             UPDATE team_state SET edits = edits + 1 WHERE id = 1;
+            UPDATE shared_items SET dirty = 1 WHERE context_id = new.context_id;
         END;
         CREATE TRIGGER team_edits_files_ad AFTER DELETE ON context_file_map
             WHEN EXISTS (SELECT 1 FROM shared_items WHERE context_id = old.context_id) BEGIN
             UPDATE team_state SET edits = edits + 1 WHERE id = 1;
+            UPDATE shared_items SET dirty = 1 WHERE context_id = old.context_id;
         END;
         """
     )

@@ -56,8 +56,11 @@ def _both_help(sid: str, what: str) -> str:
     )
 
 
-def plan(store: Database, prefer: Mapping[str, str] | None = None) -> list[ti.Plan]:
-    """What a sync would do to each item (nothing is changed)."""
+def plan(
+    store: Database, prefer: Mapping[str, str] | None = None, *, full: bool = False
+) -> list[ti.Plan]:
+    """What a sync would do to each item (nothing is changed). Contexts that did not move
+    since the last sync are not read again unless ``full`` (a status shows their fields)."""
     prefer = prefer or {}
     rows = ti.rows_of(store)
     seen_by_id: dict[str, ti.Seen] = {}
@@ -73,56 +76,69 @@ def plan(store: Database, prefer: Mapping[str, str] | None = None) -> list[ti.Pl
             continue
         seen_by_id[seen.stable_id] = seen
     for sid in sorted(set(seen_by_id) | set(rows)):
-        plans.append(_plan_one(store, sid, rows.get(sid), seen_by_id.get(sid), prefer.get(sid)))
+        row, found = rows.get(sid), seen_by_id.get(sid)
+        db = None
+        db_hash = None
+        if row is not None and row.context_id is not None and row.removed_at is None:
+            if full or row.dirty or row.item_hash is None:
+                db = ti.db_item(store, sid, row.context_id, bool(row.with_task))
+            db_hash = db.item_hash() if db is not None else row.item_hash
+        p = _plan_one(store, sid, row, found, prefer.get(sid), db_hash)
+        p.db = db
+        p.db_hash = db_hash
+        plans.append(p)
     return [p for p in plans if p.state != "removed"]
 
 
 def _plan_one(
-    store: Database, sid: str, row: ti.Row | None, seen: ti.Seen | None, side: str | None
+    store: Database,
+    sid: str,
+    row: ti.Row | None,
+    seen: ti.Seen | None,
+    side: str | None,
+    db_hash: str | None,
 ) -> ti.Plan:
-    live = row is not None and row.removed_at is None and row.context_id is not None
-    db = ti.db_item(store, sid, row.context_id, bool(row.with_task)) if live else None  # type: ignore[union-attr,arg-type]
+    """Classify one item; ``db_hash`` is its local context's hash (None: no live context)."""
     if seen is not None and seen.error:
         state = "conflicted" if seen.conflict else "invalid"
         message = _conflict_help(store, seen.name) if seen.conflict else seen.error
         if not seen.conflict:
             message += "; the file is not imported until it is fixed"
-        return ti.Plan(sid, row, seen, db, state, "none", message)
+        return ti.Plan(sid, row, seen, None, state, "none", message)
     if seen is not None and (row is None or row.removed_at is not None):
-        return ti.Plan(sid, row, seen, db, "new_in_repo", "import")
+        return ti.Plan(sid, row, seen, None, "new_in_repo", "import")
     if seen is not None and row is not None and row.context_id is None:
         if seen.file_hash != row.file_hash:
             msg = _both_help(sid, "deleted here and changed in the repository")
             action = {"theirs": "import", "ours": "delete_file"}.get(side or "", "none")
-            return ti.Plan(sid, row, seen, db, "conflicted", action, msg)
-        return ti.Plan(sid, row, seen, db, "deleted_locally", "delete_file")
-    if seen is not None and row is not None and db is not None:
-        now_hash = db.item_hash()
-        if now_hash == seen.file_hash:
-            same = row.item_hash == now_hash and row.file_hash == seen.file_hash
+            return ti.Plan(sid, row, seen, None, "conflicted", action, msg)
+        return ti.Plan(sid, row, seen, None, "deleted_locally", "delete_file")
+    if seen is not None and row is not None and db_hash is not None:
+        if db_hash == seen.file_hash:
+            same = row.item_hash == db_hash and row.file_hash == seen.file_hash
             same = same and row.file_stat == seen.stat_key
-            return ti.Plan(sid, row, seen, db, "in_sync", "none" if same else "record")
-        local = now_hash != row.item_hash
+            return ti.Plan(sid, row, seen, None, "in_sync", "none" if same else "record")
+        local = db_hash != row.item_hash
         repo = seen.file_hash != row.file_hash
         if local and repo:
             msg = _both_help(sid, "changed here and in the repository")
             action = {"theirs": "import", "ours": "write"}.get(side or "", "none")
-            return ti.Plan(sid, row, seen, db, "conflicted", action, msg)
+            return ti.Plan(sid, row, seen, None, "conflicted", action, msg)
         if repo:
-            return ti.Plan(sid, row, seen, db, "changed_in_repo", "import")
+            return ti.Plan(sid, row, seen, None, "changed_in_repo", "import")
         if local:
-            return ti.Plan(sid, row, seen, db, "changed_locally", "write")
-        return ti.Plan(sid, row, seen, db, "in_sync", "record")
+            return ti.Plan(sid, row, seen, None, "changed_locally", "write")
+        return ti.Plan(sid, row, seen, None, "in_sync", "record")
     assert row is not None
     if row.removed_at is not None:
         return ti.Plan(sid, row, None, None, "removed", "none")
-    if db is None:
+    if db_hash is None:
         return ti.Plan(sid, row, None, None, "deleted_locally", "forget")
-    if db.item_hash() != row.item_hash:
+    if db_hash != row.item_hash:
         msg = _both_help(sid, "changed here and deleted in the repository")
         action = {"theirs": "archive", "ours": "write"}.get(side or "", "none")
-        return ti.Plan(sid, row, None, db, "conflicted", action, msg)
-    return ti.Plan(sid, row, None, db, "deleted_in_repo", "archive")
+        return ti.Plan(sid, row, None, None, "conflicted", action, msg)
+    return ti.Plan(sid, row, None, None, "deleted_in_repo", "archive")
 
 
 # -- applying --------------------------------------------------------------------------------
@@ -234,6 +250,14 @@ def sync(
                 problems.append(_state(store, p, state="invalid", message=str(exc)))
         warnings.extend(_follow_supersession(store, plans))
         warnings.extend(_share_successors(store, ts, out))
+        # Every row is read as it now stands, but those left in conflict: their local side
+        # must still count as changed at the next sync.
+        conn.execute("UPDATE shared_items SET dirty = 0 WHERE dirty = 1")
+        kept = [p.stable_id for p in plans if p.state in ("conflicted", "invalid")]
+        kept += [p.stable_id for p in problems]
+        conn.executemany(
+            "UPDATE shared_items SET dirty = 1 WHERE stable_id = ?", [(k,) for k in set(kept)]
+        )
         edits = conn.execute("SELECT edits FROM team_state WHERE id = 1").fetchone()[0]
         conn.execute(
             "UPDATE team_state SET fingerprint = ?, synced_edits = ? WHERE id = 1",
@@ -272,12 +296,14 @@ def _apply(store: Database, p: ti.Plan, ts: int, out: dict[str, list[str]]) -> N
         )
         out["updated" if existed else "imported"].append(sid)
     elif p.action == "write":
-        assert row is not None and p.db is not None
+        assert row is not None and row.context_id is not None
+        if p.db is None:
+            p.db = ti.db_item(store, sid, row.context_id, bool(row.with_task))
         ti.save_row(store, ti.written_row(store, row, p.db, ts), ts)
         out["written"].append(sid)
     elif p.action == "record":
-        assert row is not None and seen is not None and p.db is not None
-        digest = p.db.item_hash()
+        assert row is not None and seen is not None and p.db_hash is not None
+        digest = p.db_hash
         new = row._replace(item_hash=digest, file_hash=seen.file_hash, file_stat=seen.stat_key)
         ti.save_row(store, new._replace(file_name=seen.name), ts)
     elif p.action == "archive":
@@ -370,7 +396,7 @@ def status(store: Database) -> TeamStatus:
     dirty = _uncommitted(store)
     items = tuple(
         ItemState(**{**_state(store, p).__dict__, "uncommitted": _state(store, p).file in dirty})
-        for p in plan(store)
+        for p in plan(store, full=True)
     )
     return TeamStatus(ti.rel(store, ""), items)
 

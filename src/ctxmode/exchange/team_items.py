@@ -11,7 +11,7 @@ import os
 import stat as stat_mod
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ctxmode.core import config
@@ -155,6 +155,8 @@ class Row(NamedTuple):
     file_hash: str | None
     with_task: int
     removed_at: int | None
+    #: A context this row depends on changed since the last sync (set by triggers).
+    dirty: int = 0
 
 
 @dataclass
@@ -179,7 +181,8 @@ class Plan:
     state: str
     action: str  # none, record, import, write, archive, delete_file, forget
     message: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
+    #: The local context's hash now (the stored one when it did not move), None without one.
+    db_hash: str | None = None
 
 
 # -- paths and rows --------------------------------------------------------------------------
@@ -198,7 +201,7 @@ def rows_of(store: Database) -> dict[str, Row]:
         r[0]: Row(*r)
         for r in store.conn.execute(
             "SELECT stable_id, context_id, file_name, item_hash, file_stat, file_hash, "
-            "with_task, removed_at FROM shared_items"
+            "with_task, removed_at, dirty FROM shared_items"
         )
     }
 
@@ -212,7 +215,7 @@ def save_row(store: Database, row: Row, now: int) -> None:
         "file_stat = excluded.file_stat, file_hash = excluded.file_hash, "
         "with_task = excluded.with_task, removed_at = excluded.removed_at, "
         "synced_at = excluded.synced_at",
-        (*row, now),
+        (*row[:8], now),
     )
 
 
