@@ -120,7 +120,9 @@ def test_share_then_pull_shows_the_item_everywhere(clones: tuple[Path, Path]) ->
     assert item["owner"] == "alice"
     assert "shared by alice" in ctx(bob, "query", "--budget", "500")["text"]
     hits = ctx(bob, "search", "integer cents")["hits"]
-    assert [h["id"] for h in hits] == [f"ctx:{item['id']}"]
+    assert [(h["id"], h["shared_by"]) for h in hits] == [(f"ctx:{item['id']}", "alice")]
+    (got,) = ctx(bob, "get", f"ctx:{item['id']}")["items"]
+    assert got["shared_by"] == "alice"
     # Imported once, under its stable id: nothing new to commit, no duplicate on re-sync.
     assert ctx(bob, "sync")["summary"] == "nothing changed"
     assert git(bob, "status", "--porcelain", "--untracked-files=all").stdout.strip() == ""

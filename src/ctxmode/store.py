@@ -300,6 +300,14 @@ class Store(Database):
 
         return team.unshare(self, context_id)
 
+    def shared_file(self, context_id: int) -> str | None:
+        """The project-relative path of a context's shared file, or None when not shared."""
+        row = self.conn.execute(
+            "SELECT file_name FROM shared_items WHERE context_id = ? AND removed_at IS NULL",
+            (context_id,),
+        ).fetchone()
+        return None if row is None else f"{config.CONTEXT_DIR}/{config.SHARED_DIR}/{row[0]}"
+
     def team_status(self) -> TeamStatus:
         """Every shared item with its state (in sync, changed locally or in the repo ...)."""
         from ctxmode.exchange import team

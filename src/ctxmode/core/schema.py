@@ -446,8 +446,9 @@ def m007_team_shares(conn: sqlite3.Connection) -> None:
             synced_edits INTEGER NOT NULL DEFAULT 0
         );
         INSERT INTO team_state (id) VALUES (1);
-        CREATE TRIGGER team_edits_au AFTER UPDATE OF type, content, scope, owner, superseded_by
-            ON contexts WHEN EXISTS (SELECT 1 FROM shared_items WHERE context_id = new.id)
+        CREATE TRIGGER team_edits_au
+            AFTER UPDATE OF type, content, scope, owner, superseded_by, metadata ON contexts
+            WHEN EXISTS (SELECT 1 FROM shared_items WHERE context_id = new.id)
             OR EXISTS (SELECT 1 FROM shared_items
                        WHERE context_id IN (new.superseded_by, old.superseded_by)) BEGIN
             UPDATE team_state SET edits = edits + 1 WHERE id = 1;

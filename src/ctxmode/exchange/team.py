@@ -210,7 +210,8 @@ def _archive(store: Database, row: ti.Row, now: int) -> None:
     conn = store.conn
     if row.context_id is not None:
         conn.execute(
-            "UPDATE contexts SET archived_at = COALESCE(archived_at, ?) WHERE id = ?",
+            "UPDATE contexts SET archived_at = COALESCE(archived_at, ?), "
+            "metadata = json_remove(metadata, '$.shared_id') WHERE id = ?",
             (now, row.context_id),
         )
         # What it replaced comes back, as when a teammate's superseding file is gone.
@@ -250,6 +251,15 @@ def sync(
                 problems.append(_state(store, p, state="invalid", message=str(exc)))
         warnings.extend(_follow_supersession(store, plans))
         warnings.extend(_share_successors(store, ts, out))
+        # The ``shared_id`` metadata marks shared contexts in listings; an edit of the
+        # metadata (the viewer replaces it whole) must not drop the mark.
+        conn.execute(
+            "UPDATE contexts SET metadata = json_set(metadata, '$.shared_id', "
+            "(SELECT stable_id FROM shared_items s WHERE s.context_id = contexts.id)) "
+            "WHERE id IN (SELECT context_id FROM shared_items WHERE removed_at IS NULL) "
+            "AND json_extract(metadata, '$.shared_id') IS NOT "
+            "(SELECT stable_id FROM shared_items s WHERE s.context_id = contexts.id)"
+        )
         # Every row is read as it now stands, but those left in conflict: their local side
         # must still count as changed at the next sync.
         conn.execute("UPDATE shared_items SET dirty = 0 WHERE dirty = 1")

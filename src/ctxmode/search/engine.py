@@ -84,6 +84,8 @@ class Hit:
     snippet: str
     score: float
     superseded: bool = False
+    #: The owner of a context shared with the team (``ctxmode share``), else None.
+    shared_by: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "score": round(self.score, 4)}
@@ -137,6 +139,7 @@ class Item:
     text: str
     truncated: bool = False
     superseded: bool = False
+    shared_by: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -266,7 +269,7 @@ def get_items(store: Database, ids: Sequence[str], budget_chars: int = 20000) ->
     items: list[Item] = []
     remaining = budget_chars
     for index, key in enumerate(keys):
-        _rid, kind, _ref_id, title, body, source, typ, created, superseded, *_ = rows[key]
+        _rid, kind, _ref_id, title, body, source, typ, created, superseded, *rest = rows[key]
         if items and remaining < HIT_OVERHEAD + len(str(title)):
             left = len(keys) - index
             last = items[-1]
@@ -298,6 +301,7 @@ def get_items(store: Database, ids: Sequence[str], budget_chars: int = 20000) ->
                 text=text,
                 truncated=cut,
                 superseded=superseded is not None,
+                shared_by=rest[1] if len(rest) > 1 else None,
             )
         )
     return items
@@ -645,7 +649,7 @@ def _render_hits(
     hits: list[Hit] = []
     used = 0
     for cand in ranked[:limit]:
-        _rid, kind, ref_id, title, body, source, typ, created, superseded, *_ = rows[cand.row_id]
+        _rid, kind, ref_id, title, body, source, typ, created, superseded, *rest = rows[cand.row_id]
         row_id = cand.row_id
         title_text = sr.clip(_SPACE.sub(" ", _redacted(cache, row_id, 0, str(title))).strip(), 120)
         source_text = _redacted(cache, row_id, 2, str(source))
@@ -668,6 +672,7 @@ def _render_hits(
                 snippet=snippet,
                 score=cand.score,
                 superseded=superseded is not None,
+                shared_by=rest[1] if len(rest) > 1 else None,
             )
         )
     return hits, False
