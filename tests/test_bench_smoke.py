@@ -19,6 +19,7 @@ BENCH = Path(__file__).resolve().parent.parent / "bench"
         ("hooks.py", ["--no-context-mode", "--runs", "3"], "post-tool-use"),
         ("cli.py", ["--runs", "2"], "all modules"),
         ("cmrc.py", ["--data", "/nonexistent/cmrc2018"], "skipped: "),
+        ("team.py", ["--files", "50", "--runs", "3"], "freshness check"),
     ],
 )
 def test_bench_script_runs(script: str, args: list[str], expect: str) -> None:

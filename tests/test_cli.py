@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
+from ctxmode.core.db import GITIGNORE
 
 
 def cli_json(project: Path, *args: str, input: str | None = None) -> object:
@@ -22,7 +23,7 @@ def test_init_creates_store_and_gitignore(project: Path) -> None:
     sub.mkdir(parents=True)
     data = cli_json(sub, "init")
     assert data["db"] == str(project / ".context" / "context.db")  # type: ignore[index]
-    assert (project / ".context" / ".gitignore").read_text() == "*\n"
+    assert (project / ".context" / ".gitignore").read_text() == GITIGNORE
     again = cli_json(project, "init")
     assert again["created"] is False  # type: ignore[index]
     proc = run_cli("db", "path", cwd=sub)

@@ -17,6 +17,7 @@ import pytest
 
 from _hooks import event_name, fixture, fixture_names, output_json, run_hook
 from conftest import CTXMODE
+from ctxmode.core.db import GITIGNORE
 
 CC = "claude-code"
 CC_SID = "5f0c1e2a-7b3d-4c8e-9a10-2b3c4d5e6f70"
@@ -67,7 +68,7 @@ def test_whole_claude_session_survives_compaction(project: Path) -> None:
         output_json(run_hook("post-tool-use", payload, cwd=sub))
     hook(CC, "user-prompt-submit.zh", project)
     hook(CC, "stop.decision", project)
-    assert (project / ".context" / ".gitignore").read_text() == "*\n"
+    assert (project / ".context" / ".gitignore").read_text() == GITIGNORE
     assert count(project) > 30
 
     assert hook(CC, "pre-compact", project) is None

@@ -16,6 +16,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from conftest import CTXMODE
+from ctxmode.core.db import GITIGNORE
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -56,7 +57,7 @@ async def test_stdio_round_trip(project: Path) -> None:
         assert "Python 3.11 only." in found.content[0].text
         assert found.structured_content["ids"] == [written.structured_content["id"]]
     assert (project / ".context" / "context.db").is_file()
-    assert (project / ".context" / ".gitignore").read_text() == "*\n"
+    assert (project / ".context" / ".gitignore").read_text() == GITIGNORE
 
 
 @pytest.mark.anyio

@@ -37,6 +37,11 @@ EXPECTED_COLUMNS = {
     "injections": [
         "id", "session_id", "kind", "path", "context_ids", "bytes", "compact_count", "created_at",
     ],
+    "shared_items": [
+        "stable_id", "context_id", "file_name", "item_hash", "file_stat", "file_hash",
+        "with_task", "removed_at", "synced_at", "dirty",
+    ],
+    "team_state": ["id", "fingerprint", "edits", "synced_edits"],
     "_migrations": ["name", "applied_at"],
 }  # fmt: skip
 

@@ -528,3 +528,25 @@ def test_unexpected_failure_shows_a_generic_page_without_a_traceback(
         assert "Something went wrong on the server" in error_of(r.text)
         assert "Traceback" not in r.text and "no such table" not in r.text
         assert c.get("/contexts").status_code == 200  # the rest keeps working
+
+
+def test_share_and_unshare_a_context(client: TestClient, store: Store, seeded: Seeded) -> None:
+    page = client.get(f"/contexts/{seeded.decision}").text
+    assert "local only" in page and 'id="context-share"' in page
+    r = post(client, f"/contexts/{seeded.decision}/share", {})
+    assert r.status_code == 303 and r.headers["location"].endswith("?done=shared")
+    shared = store.shared_file(seeded.decision)
+    assert shared is not None and (store.root / shared).is_file()
+    page = client.get(r.headers["location"]).text
+    assert f"shared as <code>{shared}</code>" in page and 'class="flag shared"' in page
+    # An edit in place that replaces the metadata keeps the item shared, and its file follows.
+    post(client, f"/contexts/{seeded.decision}/edit",
+         {"type": "decision", "content": "Edited in the viewer", "metadata": "{}"})  # fmt: skip
+    assert "Edited in the viewer" in (store.root / shared).read_text()
+    assert 'class="flag shared"' in client.get(f"/contexts/{seeded.decision}").text
+    r = post(client, f"/contexts/{seeded.decision}/unshare", {})
+    assert r.status_code == 303 and not (store.root / shared).exists()
+    assert store.shared_file(seeded.decision) is None
+    # A reference is not shared: the refusal is shown, nothing is written.
+    r = post(client, f"/contexts/{seeded.reference}/share", {})
+    assert r.status_code == 400 and "is a reference" in error_of(r.text)

@@ -309,6 +309,25 @@ def _agent_check(agent: str, st: AgentStatus) -> Check:
     )
 
 
+def check_team(root: Path) -> Check:
+    """Shared team knowledge files (``.context/shared``) that would not import."""
+    from ctxmode.exchange.team import file_problems
+
+    problems = file_problems(str(root))
+    if not problems:
+        return Check("team", "OK", "every shared knowledge file imports")
+    conflicted = [n for n, why in problems if why.startswith("merge conflict")]
+    text = "; ".join(f"{name}: {why}" for name, why in problems[:5])
+    more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+    fix = (
+        "resolve the conflict in each file named (keep the text you want, remove the "
+        "<<<<<<<, ======= and >>>>>>> lines), then `git add` it"
+        if conflicted
+        else "fix each file named (see `ctxmode team`); it is not imported until then"
+    )
+    return Check("team", "WARN", text + more, fix)
+
+
 def run(
     db_path: Path,
     root: Path,
@@ -328,4 +347,5 @@ def run(
     if agents:
         checks.extend(check_agents(root, home))
     checks.append(check_hook_log(root, ts))
+    checks.append(check_team(root))
     return tuple(checks)

@@ -8,6 +8,7 @@ that the hook path, which opens a ``Store`` on every tool call, pays only for wh
 
 from __future__ import annotations
 
+from ctxmode.core import config
 from ctxmode.core.db import Database
 
 TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
         Task,
         WriteResult,
     )
+    from ctxmode.exchange.team_items import ItemState, ShareResult, SyncReport, TeamStatus
     from ctxmode.search.engine import Item, SearchResult
 
 __all__ = ["Store"]
@@ -267,3 +269,72 @@ class Store(Database):
         from ctxmode.search import engine as search
 
         return search.get_items(self, ids, budget_chars=budget_chars)
+
+    # -- team knowledge (``.context/shared``) ------------------------------------------------
+
+    def sync_shared(
+        self, *, force: bool = False, prefer: dict[str, str] | None = None
+    ) -> SyncReport | None:
+        """Import teammates' changes to ``.context/shared`` and write local edits of shared
+        items; None, at the cost of one ``stat`` and one row read, when neither side moved.
+
+        ``prefer`` maps stable ids in conflict to the side to keep (``ours``/``theirs``).
+        """
+        if not force and not prefer:
+            row = self.conn.execute(
+                "SELECT fingerprint, edits, synced_edits FROM team_state WHERE id = 1"
+            ).fetchone()
+            fresh = config.folder_fingerprint(config.shared_dir_for(self.root_dir))
+            if row is not None and row[1] == row[2]:
+                if row[0] == fresh and not fresh.startswith("racy:"):
+                    return None
+                if (
+                    fresh == "absent"
+                    and not self.conn.execute("SELECT 1 FROM shared_items LIMIT 1").fetchone()
+                ):
+                    with self.transaction() as conn:
+                        conn.execute("UPDATE team_state SET fingerprint = 'absent' WHERE id = 1")
+                    return None
+        from ctxmode.exchange import team
+
+        return team.sync(self, prefer)
+
+    def refresh_shared(self) -> SyncReport | None:
+        """``sync_shared`` for automatic callers (commands, MCP calls, session start): a
+        problem is reported on stderr and left to ``ctxmode team``, never raised."""
+        import sqlite3
+        import sys
+
+        from ctxmode.core.errors import CtxmodeError
+
+        try:
+            return self.sync_shared()
+        except (CtxmodeError, OSError, sqlite3.Error) as exc:
+            print(f"ctxmode: team knowledge not synced ({exc})", file=sys.stderr)
+            return None
+
+    def share(self, context_ids: Sequence[int], *, with_task: bool = True) -> ShareResult:
+        """Write a shared file for each context (tier 1-2, not session-scoped, no credential)."""
+        from ctxmode.exchange import team
+
+        return team.share(self, context_ids, with_task=with_task)
+
+    def unshare(self, context_id: int) -> ItemState:
+        """Delete a context's shared file; the local context stays."""
+        from ctxmode.exchange import team
+
+        return team.unshare(self, context_id)
+
+    def shared_file(self, context_id: int) -> str | None:
+        """The project-relative path of a context's shared file, or None when not shared."""
+        row = self.conn.execute(
+            "SELECT file_name FROM shared_items WHERE context_id = ? AND removed_at IS NULL",
+            (context_id,),
+        ).fetchone()
+        return None if row is None else f"{config.CONTEXT_DIR}/{config.SHARED_DIR}/{row[0]}"
+
+    def team_status(self) -> TeamStatus:
+        """Every shared item with its state (in sync, changed locally or in the repo ...)."""
+        from ctxmode.exchange import team
+
+        return team.status(self)

@@ -34,6 +34,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "ctxmode.cli.web": ("doctor", "stats", "ui"),
     "ctxmode.cli.install": ("agents", "install", "uninstall"),
     "ctxmode.cli.evals": ("eval",),
+    "ctxmode.cli.team": ("share", "sync", "team", "unshare"),
     "ctxmode.cli.indexing": (
         "exec", "fetch", "import-docs", "import-findings", "import-tasks", "index", "sources",
     ),

@@ -40,9 +40,20 @@ class AppState:
         return config.find_project_root()
 
     @contextmanager
-    def store(self, *, create: bool = True) -> Iterator[Store]:
+    def store(self, *, create: bool = True, sync: bool = True) -> Iterator[Store]:
+        """The open store; with ``sync``, teammates' shared files are picked up first and
+        the command's own edits of shared items are written to their files after."""
         with Store.open(self.db_path, root=self.root, create=create) as store:
+            if sync:
+                _note(store.refresh_shared())
             yield store
+            if sync:
+                _note(store.refresh_shared())
+
+
+def _note(report: Any) -> None:
+    if report is not None and report.changed:
+        click.echo(f"ctxmode: team knowledge: {report.summary()}", err=True)
 
 
 def state(ctx: click.Context) -> AppState:

@@ -22,6 +22,7 @@ from ctxmode.cli._common import (
 )
 from ctxmode.cli._progress import working
 from ctxmode.core import config
+from ctxmode.core.db import write_gitignore
 from ctxmode.core.errors import InvalidInput
 from ctxmode.core.models import (
     CONTEXT_TYPES,
@@ -55,6 +56,8 @@ def init_cmd(ctx: click.Context, as_json: bool) -> None:
     path = app.db_path
     existed = path.exists() and path.stat().st_size > 0
     with app.store() as store:
+        if store.path.parent.name == config.CONTEXT_DIR:
+            write_gitignore(str(store.path.parent))
         data = {
             "db": str(store.path),
             "root": str(store.root),

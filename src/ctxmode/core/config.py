@@ -9,6 +9,7 @@ path says otherwise. Per-project settings come from ``<root>/.context/config.tom
 from __future__ import annotations
 
 import os
+import time
 
 TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time (see _lean)
 if TYPE_CHECKING:
@@ -18,6 +19,8 @@ else:
     from ctxmode.core._lean import NamedTuple
 
 CONTEXT_DIR = ".context"
+#: The committed folder of team knowledge, under ``CONTEXT_DIR`` (see ``exchange.team``).
+SHARED_DIR = "shared"
 DB_NAME = "context.db"
 CONFIG_NAME = "config.toml"
 LOG_NAME = "hooks.log"
@@ -98,6 +101,29 @@ def spool_dir_for(db_path: str | os.PathLike[str]) -> str:
     """Where hooks keep their calls while the store at ``db_path`` is locked
     (``ctxmode.sessions.spool``), next to the store file."""
     return f"{os.fspath(db_path)}.spool"
+
+
+def shared_dir_for(root: str | os.PathLike[str]) -> str:
+    """The folder of team knowledge files of the project at ``root``."""
+    return os.path.join(root, CONTEXT_DIR, SHARED_DIR)
+
+
+#: A folder changed less than this long ago may change again within the same timestamp tick
+#: (file times are coarse), so its fingerprint is not trusted yet (git's "racy" rule).
+RACY_NS = 2_000_000_000
+
+
+def folder_fingerprint(path: str, now_ns: int | None = None) -> str:
+    """One ``stat`` of ``path`` as a string that moves when an entry is added, removed or
+    replaced (git writes a changed file as a new one): ``absent`` when there is no folder,
+    ``racy:...`` (never equal to a stored one) when it changed too recently to be trusted."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return "absent"
+    stamp = f"{st.st_dev}:{st.st_ino}:{st.st_mtime_ns}:{st.st_ctime_ns}"
+    now = time.time_ns() if now_ns is None else now_ns
+    return f"racy:{stamp}" if now - max(st.st_mtime_ns, st.st_ctime_ns) < RACY_NS else stamp
 
 
 def db_path_for(root: str | os.PathLike[str]) -> str:

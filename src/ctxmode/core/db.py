@@ -106,11 +106,38 @@ def is_environmental(exc: BaseException) -> bool:
     )
 
 
+#: ``.context/.gitignore``: git sees nothing of the folder but the team knowledge files
+#: (``ctxmode share``), so neither the store nor the user's own ``.gitignore`` needs an edit.
+GITIGNORE = (
+    "# Written by ctxmode: the store stays out of git; shared/*.md is team knowledge.\n"
+    "*\n!shared/\n!shared/*.md\n"
+)
+#: What earlier versions wrote (everything ignored); ``write_gitignore`` replaces it.
+_OLD_GITIGNORE = "*\n"
+
+
+def write_gitignore(folder: str) -> bool:
+    """Write ``GITIGNORE`` into ``folder`` when it has none, or when it holds exactly what an
+    earlier version wrote; a file the user changed is left alone. True when written."""
+    path = os.path.join(folder, ".gitignore")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            if handle.read() != _OLD_GITIGNORE:
+                return False
+    except FileNotFoundError:
+        pass
+    except (OSError, UnicodeDecodeError):
+        return False
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(GITIGNORE)
+    return True
+
+
 def _prepare_file(path: str) -> None:
     """Create the folder (0700) and an empty file (0600) before SQLite touches them.
 
-    A ``.context`` folder also gets a ``.gitignore`` of ``*``, so git never sees the store and
-    the user's own ``.gitignore`` needs no edit.
+    A ``.context`` folder also gets its ``.gitignore`` (``GITIGNORE``) when it has none.
     """
     if os.path.exists(path) and not os.path.isfile(path):
         raise StoreUnavailable(f"{path} exists and is not a file; pass a file path with --db")
@@ -122,7 +149,7 @@ def _prepare_file(path: str) -> None:
             ignore = os.path.join(folder, ".gitignore")
             if not os.path.exists(ignore):
                 with open(ignore, "w", encoding="utf-8") as handle:
-                    handle.write("*\n")
+                    handle.write(GITIGNORE)
         if not os.path.exists(path):
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             os.close(fd)

@@ -175,6 +175,27 @@ def redact(text: str) -> str:
     return out
 
 
+def secret_kinds(text: str) -> list[str]:
+    """The kinds of secret (pattern names, ``private`` for a ``<private>`` section) that
+    ``redact`` would replace in ``text``, in pattern order; empty when it would change nothing.
+    """
+    if not text:
+        return []
+    lower = text.lower()
+    kinds = ["private"] if "<private" in lower and _PRIVATE.search(text) else []
+    for kind, pattern, replacement in _PATTERNS:
+        triggers = _TRIGGERS.get(kind, ())
+        if triggers and not any(t in lower for t in triggers):
+            continue
+        if kind in _PER_LINE:
+            changed = _per_line(text, pattern, replacement, triggers) != text
+        else:
+            changed = pattern.sub(replacement, text) != text
+        if changed:
+            kinds.append(kind)
+    return kinds
+
+
 def _per_line(
     text: str, pattern: LazyRegex, replacement: Replacement, triggers: tuple[str, ...]
 ) -> str:

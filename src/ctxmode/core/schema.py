@@ -509,6 +509,65 @@ def m009_rechunk_prose(conn: sqlite3.Connection) -> None:
     )
 
 
+def m010_team_shares(conn: sqlite3.Connection) -> None:
+    """Contexts shared with the team as files under ``.context/shared`` (``exchange.team``).
+
+    ``shared_items`` maps each file's stable id to its local context and keeps what both sides
+    agreed on at the last sync (``item_hash``: a hash of the shared fields), so that a later
+    change is known to be local, from the repository, or both (a conflict). ``file_stat`` and
+    ``file_hash`` let a sync skip parsing a file whose stat did not move. ``team_state`` holds
+    the folder's fingerprint and a counter of local edits to shared contexts (moved by
+    triggers, which also flag the rows to read again: ``dirty``), so that "nothing changed"
+    costs one stat and one row read, and a sync re-reads only the contexts that moved.
+    """
+    conn.executescript(
+        """
+        CREATE TABLE shared_items (
+            stable_id TEXT PRIMARY KEY,
+            context_id INTEGER UNIQUE REFERENCES contexts(id) ON DELETE SET NULL,
+            file_name TEXT NOT NULL,
+            item_hash TEXT,
+            file_stat TEXT,
+            file_hash TEXT,
+            with_task INTEGER NOT NULL DEFAULT 1,
+            removed_at INTEGER,
+            synced_at INTEGER NOT NULL,
+            dirty INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE TABLE team_state (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            fingerprint TEXT NOT NULL DEFAULT '',
+            edits INTEGER NOT NULL DEFAULT 0,
+            synced_edits INTEGER NOT NULL DEFAULT 0
+        );
+        INSERT INTO team_state (id) VALUES (1);
+        CREATE TRIGGER team_edits_au
+            AFTER UPDATE OF type, content, scope, owner, superseded_by, metadata ON contexts
+            WHEN EXISTS (SELECT 1 FROM shared_items WHERE context_id = new.id)
+            OR EXISTS (SELECT 1 FROM shared_items
+                       WHERE context_id IN (new.superseded_by, old.superseded_by)) BEGIN
+            UPDATE team_state SET edits = edits + 1 WHERE id = 1;
+            UPDATE shared_items SET dirty = 1
+                WHERE context_id IN (new.id, new.superseded_by, old.superseded_by);
+        END;
+        CREATE TRIGGER team_edits_bd BEFORE DELETE ON contexts
+            WHEN EXISTS (SELECT 1 FROM shared_items WHERE context_id = old.id) BEGIN
+            UPDATE team_state SET edits = edits + 1 WHERE id = 1;
+        END;
+        CREATE TRIGGER team_edits_files_ai AFTER INSERT ON context_file_map
+            WHEN EXISTS (SELECT 1 FROM shared_items WHERE context_id = new.context_id) BEGIN
+            UPDATE team_state SET edits = edits + 1 WHERE id = 1;
+            UPDATE shared_items SET dirty = 1 WHERE context_id = new.context_id;
+        END;
+        CREATE TRIGGER team_edits_files_ad AFTER DELETE ON context_file_map
+            WHEN EXISTS (SELECT 1 FROM shared_items WHERE context_id = old.context_id) BEGIN
+            UPDATE team_state SET edits = edits + 1 WHERE id = 1;
+            UPDATE shared_items SET dirty = 1 WHERE context_id = old.context_id;
+        END;
+        """
+    )
+
+
 #: Every migration, in the order it is applied. Append only.
 MIGRATIONS: tuple[Migration, ...] = (
     m001_knowledge,
@@ -520,6 +579,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m007_file_knowledge,
     m008_search_cjk,
     m009_rechunk_prose,
+    m010_team_shares,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -100,6 +100,8 @@ def handle(
         writable = _written(
             lambda: sessions.record(store, ev, [], idempotency_key=None, project_dir=project)
         )
+        if writable:
+            store.refresh_shared()  # teammates' shared files into the brief (exchange.team)
         return _session_start(store, ev, writable)
     if kind == "stop":
         if ev.stop_hook_active:

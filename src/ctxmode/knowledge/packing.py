@@ -52,6 +52,8 @@ def render_item(item: RankedItem) -> str:
     flags = " · stale" if c.stale else ""
     if c.superseded_by is not None:
         flags += f" · superseded by #{c.superseded_by}"
+    if c.metadata.get("shared_id"):
+        flags += f" · shared by {c.owner}"
     return f"[{c.type} #{c.id} · {date}{flags}] {c.content}"
 
 

@@ -113,10 +113,13 @@ class StoreRunner:
         try:
             with self._lock:
                 store = self._open()
+                store.refresh_shared()  # teammates' shared files, cheap when none changed
                 try:
-                    return fn(store, *args, **kwargs)
+                    result = fn(store, *args, **kwargs)
                 except sqlite3.Error as exc:
                     raise translate_sqlite_error(exc, self.db_path) from exc
+                store.refresh_shared()  # this call's edits of shared items, to their files
+                return result
         finally:
             with self._warm_lock:
                 self._calls -= 1

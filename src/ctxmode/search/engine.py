@@ -89,6 +89,8 @@ class Hit:
     #: Other items with the same text (whitespace aside), ranked lower and not shown as hits:
     #: "also in doc:34 (guide.md > Setup)", at most ``MAX_ALSO``.
     also: tuple[str, ...] = ()
+    #: The owner of a context shared with the team (``ctxmode share``), else None.
+    shared_by: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "score": round(self.score, 4), "also": list(self.also)}
@@ -142,6 +144,7 @@ class Item:
     text: str
     truncated: bool = False
     superseded: bool = False
+    shared_by: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -271,7 +274,7 @@ def get_items(store: Database, ids: Sequence[str], budget_chars: int = 20000) ->
     items: list[Item] = []
     remaining = budget_chars
     for index, key in enumerate(keys):
-        _rid, kind, _ref_id, title, body, source, typ, created, superseded, *_ = rows[key]
+        _rid, kind, _ref_id, title, body, source, typ, created, superseded, *rest = rows[key]
         if items and remaining < HIT_OVERHEAD + len(str(title)):
             left = len(keys) - index
             last = items[-1]
@@ -303,6 +306,7 @@ def get_items(store: Database, ids: Sequence[str], budget_chars: int = 20000) ->
                 text=text,
                 truncated=cut,
                 superseded=superseded is not None,
+                shared_by=rest[1] if len(rest) > 1 else None,
             )
         )
     return items
@@ -651,7 +655,7 @@ def _render_hits(
     used = 0
     shown: dict[str, int] = {}  # normalised body -> index of its hit
     for cand in ranked:
-        _rid, kind, ref_id, title, body, source, typ, created, superseded, *_ = rows[cand.row_id]
+        _rid, kind, ref_id, title, body, source, typ, created, superseded, *rest = rows[cand.row_id]
         row_id = cand.row_id
         same = _SPACE.sub(" ", str(body)).strip().lower()
         first = shown.get(same)
@@ -688,6 +692,7 @@ def _render_hits(
                 snippet=snippet,
                 score=cand.score,
                 superseded=superseded is not None,
+                shared_by=rest[1] if len(rest) > 1 else None,
             )
         )
     return hits, False

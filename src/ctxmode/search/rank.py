@@ -107,7 +107,10 @@ def idf(df: int, n_items: int) -> float:
 
 ROW_SQL = (
     "SELECT s.id, s.item_kind, s.ref_id, s.title, s.body, s.source, s.type, s.created_at, "
-    "c.superseded_by, s.context FROM search_items s "
+    "c.superseded_by, s.context, "
+    # Whose a teammate's shared context is (``exchange.team`` marks shared ones).
+    "CASE WHEN json_extract(c.metadata, '$.shared_id') IS NOT NULL THEN c.owner END "
+    "FROM search_items s "
     "LEFT JOIN contexts c ON s.item_kind = 'context' AND c.id = s.ref_id"
 )
 

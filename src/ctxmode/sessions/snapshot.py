@@ -535,7 +535,8 @@ def startup_brief(store: Database, budget_bytes: int | None = None) -> str | Non
     """``<project_brief>`` of tier-1 knowledge and open tasks within the budget; None if empty."""
     budget = store.settings.snapshot_bytes if budget_bytes is None else int(budget_bytes)
     knowledge = store.conn.execute(
-        "SELECT id, type, content FROM contexts WHERE tier = 1 AND superseded_by IS NULL "
+        "SELECT id, type, content, owner, json_extract(metadata, '$.shared_id') FROM contexts "
+        "WHERE tier = 1 AND superseded_by IS NULL "
         "AND archived_at IS NULL AND scope = 'global' ORDER BY updated_at DESC, id DESC LIMIT 15"
     ).fetchall()
     tasks = store.conn.execute(
@@ -546,7 +547,12 @@ def startup_brief(store: Database, budget_bytes: int | None = None) -> str | Non
     if not knowledge and not tasks:
         return None
     lines = [
-        _element("knowledge", {"id": r[0], "type": r[1]}, _shorten(str(r[2]).split("\n")[0], 200))
+        _element(
+            "knowledge",
+            # A teammate's shared item says whose it is (``exchange.team``).
+            {"id": r[0], "type": r[1], **({"shared_by": r[3]} if r[4] else {})},
+            _shorten(str(r[2]).split("\n")[0], 200),
+        )
         for r in knowledge
     ]
     task_lines = [

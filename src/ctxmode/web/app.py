@@ -63,6 +63,8 @@ DONE_MESSAGES = {
     "updated": "Context saved.",
     "superseded": "Context superseded.",
     "deleted": "Context deleted.",
+    "shared": "Context shared: commit its file under .context/shared to share it.",
+    "unshared": "Context no longer shared: commit the deleted file.",
     "status": "Task status changed.",
     "task": "Task created.",
 }
@@ -109,7 +111,10 @@ class Viewer:
 
     def _with_store(self, work: Callable[[Store], T]) -> T:
         with Store.open(self.cfg.db_path, root=self.cfg.root, create=False) as store:
-            return work(store)
+            store.refresh_shared()  # teammates' shared files (exchange.team)
+            result = work(store)
+            store.refresh_shared()  # this request's edits of shared items, to their files
+            return result
 
     async def run(self, work: Callable[[Store], T]) -> T:
         return await run_in_threadpool(self._with_store, work)
@@ -247,6 +252,7 @@ class Viewer:
             return {
                 "d": detail,
                 "c": detail.context,
+                "shared_file": store.shared_file(context_id),
                 "history": history,
                 "task_names": {tid: t.name for tid, t in tasks.items()},
                 "tasks": list(tasks.values()),
@@ -299,6 +305,18 @@ class Viewer:
 
         target = await self.run(work)
         return RedirectResponse(f"/contexts/{target}?done=superseded", status_code=303)
+
+    async def context_share(self, request: Request) -> Response:
+        context_id = int(request.path_params["id"])
+        await self.form(request)
+        await self.run(lambda store: store.share([context_id]))
+        return RedirectResponse(f"/contexts/{context_id}?done=shared", status_code=303)
+
+    async def context_unshare(self, request: Request) -> Response:
+        context_id = int(request.path_params["id"])
+        await self.form(request)
+        await self.run(lambda store: store.unshare(context_id))
+        return RedirectResponse(f"/contexts/{context_id}?done=unshared", status_code=303)
 
     async def context_delete_confirm(self, request: Request) -> Response:
         context_id = int(request.path_params["id"])
@@ -483,6 +501,8 @@ def create_app(
         Route("/contexts/{id:int}", v.context_detail),
         Route("/contexts/{id:int}/edit", v.context_edit, methods=["POST"]),
         Route("/contexts/{id:int}/supersede", v.context_supersede, methods=["POST"]),
+        Route("/contexts/{id:int}/share", v.context_share, methods=["POST"]),
+        Route("/contexts/{id:int}/unshare", v.context_unshare, methods=["POST"]),
         Route("/contexts/{id:int}/delete", v.context_delete_confirm, methods=["GET"]),
         Route("/contexts/{id:int}/delete", v.context_delete, methods=["POST"]),
         Route("/tasks", v.tasks, methods=["GET"]),
