@@ -1,0 +1,164 @@
+"""The stdio front of ``ctxmode serve``: it answers the handshake as the SDK server would,
+without loading it, and hands everything else to the SDK server unchanged."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import CTXMODE
+from ctxmode.mcp import listing
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def _initialize(rid: Any, version: str) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": rid,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": version,
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"},
+        },
+    }
+
+
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def _ask(rid: int, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+    if params is not None:
+        msg["params"] = params
+    return msg
+
+
+def serve_session(cwd: Path, lines: list[dict[str, Any] | str]) -> dict[Any, dict[str, Any]]:
+    """Replies by id of a real ``ctxmode serve`` sent ``lines``, waiting for each request."""
+    assert CTXMODE
+    proc = subprocess.Popen(
+        [CTXMODE, "serve"],
+        cwd=cwd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    replies: dict[Any, dict[str, Any]] = {}
+    buf = b""
+    try:
+        assert proc.stdin and proc.stdout
+        for line in lines:
+            raw = line if isinstance(line, str) else json.dumps(line)
+            proc.stdin.write(raw.encode() + b"\n")
+            proc.stdin.flush()
+            rid = None if isinstance(line, str) else line.get("id")
+            if rid is None:
+                continue
+            deadline = time.monotonic() + 60
+            while rid not in replies:
+                assert time.monotonic() < deadline, f"no reply to {rid}"
+                ready, _, _ = select.select([proc.stdout], [], [], 1)
+                if ready:
+                    chunk = os.read(proc.stdout.fileno(), 65536)
+                    assert chunk, "server exited"
+                    buf += chunk
+                    while b"\n" in buf:
+                        one, buf = buf.split(b"\n", 1)
+                        reply = json.loads(one)
+                        replies[reply.get("id")] = reply
+        proc.stdin.close()
+        assert proc.wait(timeout=10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return replies
+
+
+def test_the_recorded_listing_is_what_the_sdk_server_answers() -> None:
+    assert listing.PATH.read_text(encoding="utf-8") == listing.render(listing.record()), (
+        "listing.json is out of date: run .venv/bin/python -m ctxmode.mcp.listing --write"
+    )
+
+
+def test_front_and_sdk_server_give_the_same_replies(project: Path) -> None:
+    """Answered by the front (handshake, lists) and by the SDK behind it (calls, errors)."""
+    lines: list[dict[str, Any] | str] = [
+        _initialize(1, "2025-03-26"),
+        INITIALIZED,
+        _ask(2, "ping"),
+        _ask(3, "tools/list"),
+        _ask(4, "resources/list", {"_meta": {"progressToken": 7}}),
+        _ask(5, "prompts/list"),
+        _ask(6, "resources/templates/list"),
+        _ask(7, "tools/call", {"name": "list_tasks", "arguments": {}}),
+        _ask(8, "tools/call", {"name": "write_context", "arguments": {"type": "rule"}}),
+        _ask(9, "tools/list", {"cursor": "abc"}),
+        _ask(10, "no/such/method"),
+        _ask(11, "prompts/get", {"name": "record-decision", "arguments": {"decision": "Use X"}}),
+        _ask(12, "tools/list"),
+    ]
+    served = serve_session(project, lines)
+    sdk = listing._session(lines)
+    assert set(served) == set(range(1, 13))
+    for rid in served:
+        assert served[rid] == sdk[rid], rid
+    assert served[7]["result"]["structuredContent"]["count"] == 0
+    assert served[8]["result"]["isError"] is True
+
+
+def test_unknown_protocol_version_gets_the_latest_and_a_second_initialize_the_sdk(
+    project: Path,
+) -> None:
+    lines: list[dict[str, Any] | str] = [_initialize(1, "1999-01-01"), INITIALIZED]
+    lines += [_initialize(2, "2025-06-18")]
+    served = serve_session(project, lines)
+    sdk = listing._session(lines)
+    assert served[1]["result"]["protocolVersion"] == listing.load()["latest_handshake"]
+    assert served == sdk
+
+
+def test_a_client_that_does_not_open_with_initialize_talks_to_the_sdk(project: Path) -> None:
+    lines: list[dict[str, Any] | str] = [_ask(1, "tools/list"), "not json", _ask(2, "ping")]
+    served = serve_session(project, lines)
+    sdk = listing._session(lines)
+    assert served == sdk
+
+
+def test_the_handshake_loads_neither_the_sdk_nor_pydantic(tmp_path: Path) -> None:
+    code = (
+        "import io, json, sys\n"
+        "from pathlib import Path\n"
+        "from ctxmode.mcp.front import Front\n"
+        "out = io.BytesIO()\n"
+        "front = Front(Path(sys.argv[1]), None, out)\n"
+        "for line in sys.argv[2:]:\n"
+        "    front.handle(line)\n"
+        "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'mcp', 'mcp_types', "
+        "'pydantic', 'anyio', 'starlette', 'httpx'})\n"
+        "print(json.dumps({'heavy': heavy, 'out': out.getvalue().decode()}))\n"
+    )
+    lines = [_initialize(1, "2025-06-18"), INITIALIZED, _ask(2, "tools/list")]
+    lines += [_ask(3, "prompts/list"), _ask(4, "resources/list"), _ask(5, "ping")]
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "x.db"), *map(json.dumps, lines)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    result = json.loads(proc.stdout)
+    assert result["heavy"] == []
+    replies = [json.loads(line) for line in result["out"].splitlines()]
+    assert [r["id"] for r in replies] == [1, 2, 3, 4, 5]
+    assert not (tmp_path / "x.db").exists()  # nor the store
