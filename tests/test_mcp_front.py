@@ -162,3 +162,149 @@ def test_the_handshake_loads_neither_the_sdk_nor_pydantic(tmp_path: Path) -> Non
     replies = [json.loads(line) for line in result["out"].splitlines()]
     assert [r["id"] for r in replies] == [1, 2, 3, 4, 5]
     assert not (tmp_path / "x.db").exists()  # nor the store
+
+
+# -- in-agent hooks: Claude Code's ``mcp_tool`` handlers calling ``record_hook`` ---------------
+
+
+def _claude_substitute(template: Any, payload: dict[str, Any]) -> Any:
+    """What Claude Code 2.1.332 sends for ``template`` (measured: reports-e2e, mcp_tool probe):
+    ``${field}`` in string values; objects as compact JSON, scalars as strings, missing ""."""
+    if isinstance(template, dict):
+        return {k: _claude_substitute(v, payload) for k, v in template.items()}
+    if isinstance(template, str) and template.startswith("${") and template.endswith("}"):
+        value = payload.get(template[2:-1])
+        if value is None:
+            return ""
+        if isinstance(value, dict | list):
+            return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return str(value)
+    return template
+
+
+def _payloads(project: Path) -> list[tuple[str, dict[str, Any]]]:
+    sid = "d2fbae2d-a320-40af-9b28-6da90ac32282"
+    base = {"session_id": sid, "cwd": str(project), "permission_mode": "bypassPermissions"}
+    failing = "F.\n=== FAILURES ===\nE   RefreshTokenReused: old token accepted\nFAILED t.py::x"
+    return [
+        (
+            "user-prompt-submit",
+            {
+                **base,
+                "hook_event_name": "UserPromptSubmit",
+                "prompt": "Shorten the token lifetime to 2h, not 24h",
+            },
+        ),
+        (
+            "post-tool-use",
+            {
+                **base,
+                "hook_event_name": "PostToolUse",
+                "tool_name": "Edit",
+                "tool_input": {
+                    "file_path": str(project / "a.py"),
+                    "old_string": "X = 1\n",
+                    "new_string": "X = 2\n",
+                },
+                "tool_response": {"filePath": str(project / "a.py"), "structuredPatch": []},
+                "tool_use_id": "toolu_1",
+                "duration_ms": 12,
+            },
+        ),
+        (
+            "post-tool-use",
+            {
+                **base,
+                "hook_event_name": "PostToolUse",
+                "tool_name": "Bash",
+                "tool_input": {"command": "git commit -m 'x'", "description": "c"},
+                "tool_response": {
+                    "stdout": "[main 4a511a7] x\n 1 file changed",
+                    "stderr": "",
+                    "interrupted": False,
+                },
+                "tool_use_id": "toolu_2",
+                "duration_ms": 40,
+            },
+        ),
+        (
+            "post-tool-use-failure",
+            {
+                **base,
+                "hook_event_name": "PostToolUseFailure",
+                "tool_name": "Bash",
+                "tool_input": {"command": "pytest -q", "description": "t"},
+                "tool_use_id": "toolu_3",
+                "error": "Exit code 1\n" + failing,
+                "is_interrupt": False,
+                "duration_ms": 1199,
+            },
+        ),
+        (
+            "stop",
+            {
+                **base,
+                "hook_event_name": "Stop",
+                "stop_hook_active": False,
+                "last_assistant_message": "Done: the lifetime is 2h.",
+            },
+        ),
+    ]
+
+
+def _events(root: Path) -> str:
+    """The recorded events (category, type, data) as JSON, the project folder as ``<root>``."""
+    from ctxmode import Store
+    from ctxmode.sessions import records
+
+    with Store.open(root / ".context" / "context.db") as store:
+        events = [(e.category, e.type, e.data) for e in records.list_events(store, limit=500)]
+    return json.dumps(events, indent=1).replace(str(root), "<root>")
+
+
+def test_record_hook_stores_what_the_command_hook_stores(tmp_path: Path) -> None:
+    """The same payloads, through ``ctxmode hook`` and through ``record_hook`` calls."""
+    from ctxmode.hooks.in_agent import TEMPLATE
+
+    assert CTXMODE
+    by_command, in_agent = tmp_path / "cmd", tmp_path / "mcp"
+    for folder in (by_command, in_agent):
+        (folder / ".git").mkdir(parents=True)
+    for event, payload in _payloads(by_command):
+        proc = subprocess.run(
+            [CTXMODE, "hook", event, "--agent", "claude-code"],
+            cwd=by_command,
+            input=json.dumps(payload),
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert proc.returncode == 0, proc.stderr
+    lines: list[dict[str, Any] | str] = [_initialize(1, "2025-06-18"), INITIALIZED]
+    for rid, (event, payload) in enumerate(_payloads(in_agent), start=2):
+        arguments = {"event": event, "agent": "claude-code", "payload": TEMPLATE}
+        substituted = _claude_substitute(arguments, payload)
+        lines.append(_ask(rid, "tools/call", {"name": "record_hook", "arguments": substituted}))
+        lines.append(
+            _ask(rid + 100, "tools/call", {"name": "record_hook", "arguments": substituted})
+        )
+    served = serve_session(in_agent, lines)
+    assert all("error" not in r and not r["result"].get("isError") for r in served.values())
+    expected = _events(by_command)
+    assert len(json.loads(expected)) >= 5
+    # Sent twice: the idempotency key drops the retry, as for a command hook.
+    assert _events(in_agent) == expected
+    # The hidden tool is not listed, and the SDK was never needed.
+    assert "record_hook" not in listing.PATH.read_text(encoding="utf-8")
+
+
+def test_record_hook_fails_open_on_bad_arguments(project: Path) -> None:
+    lines: list[dict[str, Any] | str] = [_initialize(1, "2025-06-18"), INITIALIZED]
+    lines += [_ask(2, "tools/call", {"name": "record_hook", "arguments": {"event": 3}})]
+    lines += [_ask(3, "tools/call", {"name": "record_hook"})]
+    served = serve_session(project, lines)
+    for rid in (2, 3):
+        assert served[rid]["result"] == {"content": [{"type": "text", "text": ""}]}
+    assert "record_hook: bad arguments" in (project / ".context" / "hooks.log").read_text()

@@ -31,12 +31,16 @@ from ctxmode.mcp import listing
 
 TYPE_CHECKING = False  # mypy reads it as true; ``typing`` is not imported at run time
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import IO, Any
 
 #: How often the server checks whether its parent process is still there, in seconds.
 PARENT_POLL_S = 1.0
 #: After stdin closes or the parent goes, how long the SDK server may take to close the store.
 ORPHAN_EXIT_GRACE_S = 2.0
+#: The tool Claude Code's ``mcp_tool`` hooks call (``hooks.in_agent``). Not listed: the model
+#: never sees it, and Claude Code calls a hook's tool whether listed or not (2.1.332).
+RECORD_TOOL = "record_hook"
 #: Id of the ``initialize`` replayed into the SDK server; its reply is not sent on.
 REPLAY_ID = "ctxmode-front-initialize"
 
@@ -58,8 +62,17 @@ def _valid_initialize(params: Any) -> bool:
 class Front:
     """One client session over a pair of binary pipes."""
 
-    def __init__(self, db_path: Path, root: Path | None, wire_out: IO[bytes]) -> None:
+    def __init__(
+        self,
+        db_path: Path,
+        root: Path | None,
+        wire_out: IO[bytes],
+        record: Callable[[Any, str], str] | None = None,
+    ) -> None:
         self.db_path = db_path
+        #: Records one in-agent hook call (``hooks.in_agent.record``); given by the entry point,
+        #: since one face does not import another.
+        self._record = record
         self.root = root
         self._out = wire_out
         self._out_lock = threading.Lock()
@@ -98,9 +111,34 @@ class Front:
 
     def handle(self, line: str) -> None:
         """One line from the client."""
+        if self._record is not None and RECORD_TOOL in line and self._record_call(line):
+            return
         if self._native and self._answer(line):
             return
         self._forward(line)
+
+    def _record_call(self, line: str) -> bool:
+        """Run a ``record_hook`` tool call here, with the hook path (no SDK); else ``False``."""
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            return False
+        params = msg.get("params") if isinstance(msg, dict) else None
+        rid = msg.get("id") if isinstance(msg, dict) else None
+        if (
+            msg.get("method") != "tools/call"
+            or not isinstance(params, dict)
+            or params.get("name") != RECORD_TOOL
+            or not isinstance(rid, str | int)
+            or isinstance(rid, bool)
+        ):
+            return False
+        assert self._record is not None
+        text = self._record(params.get("arguments"), os.getcwd())
+        self.send(
+            {"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": text}]}}
+        )
+        return True
 
     def _answer(self, line: str) -> bool:
         """Answer ``line`` without the SDK if the front can do so exactly; else ``False``."""
@@ -212,11 +250,17 @@ def serve(
     root: str | os.PathLike[str] | None = None,
     *,
     parent_pid: int | None = None,
+    record: Callable[[Any, str], str] | None = None,
 ) -> None:
-    """Run the server over stdio until stdin closes or ``parent_pid`` (default: ours) exits."""
+    """Run the server over stdio until stdin closes or ``parent_pid`` (default: ours) exits.
+
+    ``record``: runs in-agent hook calls (``record_hook``); without it they go to the SDK
+    server, which does not know the tool.
+    """
     parent = parent_pid if parent_pid is not None else os.getppid()
     wire_in, wire_out = _claim_stdio()
-    front = Front(Path(db_path).expanduser().absolute(), Path(root) if root else None, wire_out)
+    db = Path(db_path).expanduser().absolute()
+    front = Front(db, Path(root) if root else None, wire_out, record)
     threading.Thread(target=_watch_parent, args=(front, parent), daemon=True).start()
     try:
         for raw in wire_in:
@@ -240,7 +284,11 @@ def resolve_serve_paths(explicit_db: str | None) -> tuple[Path, Path]:
 USAGE = "usage: ctxmode serve [--db PATH]"
 
 
-def main(argv: list[str], parent_pid: int | None = None) -> int:
+def main(
+    argv: list[str],
+    parent_pid: int | None = None,
+    record: Callable[[Any, str], str] | None = None,
+) -> int:
     """``ctxmode serve [--db PATH]`` without the click stack (startup time matters here)."""
     db: str | None = None
     args = list(argv)
@@ -255,7 +303,7 @@ def main(argv: list[str], parent_pid: int | None = None) -> int:
             return 1
     try:
         db_path, root = resolve_serve_paths(db)
-        serve(db_path, root, parent_pid=parent_pid)
+        serve(db_path, root, parent_pid=parent_pid, record=record)
     except CtxmodeError as exc:  # before the server runs: a bad path, a cwd that is gone ...
         print(f"Error: {exc}", file=sys.stderr)
         return 1
