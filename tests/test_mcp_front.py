@@ -135,6 +135,36 @@ def test_a_client_that_does_not_open_with_initialize_talks_to_the_sdk(project: P
     assert served == sdk
 
 
+def test_a_stateless_era_probe_is_refused_and_the_handshake_follows(project: Path) -> None:
+    """Claude Code sends ``server/discover`` first; "method not found" makes it initialize."""
+    lines: list[dict[str, Any] | str] = [_ask(1, "server/discover"), _initialize(2, "2025-11-25")]
+    lines += [INITIALIZED, _ask(3, "tools/call", {"name": "list_tasks", "arguments": {}})]
+    served = serve_session(project, lines)
+    assert served[1]["error"]["code"] == -32601
+    sdk = listing._session(lines[1:])
+    assert served[2] == sdk[2] and served[3] == sdk[3]
+
+
+def test_sigterm_ends_the_server_at_once(project: Path) -> None:
+    import signal
+
+    assert CTXMODE
+    proc = subprocess.Popen(
+        [CTXMODE, "serve"], cwd=project, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    try:
+        assert proc.stdin and proc.stdout
+        proc.stdin.write(json.dumps(_initialize(1, "2025-06-18")).encode() + b"\n")
+        proc.stdin.flush()
+        assert b"serverInfo" in proc.stdout.readline()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=5) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def test_the_handshake_loads_neither_the_sdk_nor_pydantic(tmp_path: Path) -> None:
     code = (
         "import io, json, sys\n"

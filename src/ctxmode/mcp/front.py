@@ -38,9 +38,13 @@ if TYPE_CHECKING:
 PARENT_POLL_S = 1.0
 #: After stdin closes or the parent goes, how long the SDK server may take to close the store.
 ORPHAN_EXIT_GRACE_S = 2.0
+#: On SIGINT/SIGTERM, how long the SDK server may take to close the store, in seconds.
+SIGNAL_EXIT_GRACE_S = 0.3
 #: The tool Claude Code's ``mcp_tool`` hooks call (``hooks.in_agent``). Not listed: the model
 #: never sees it, and Claude Code calls a hook's tool whether listed or not (2.1.332).
 RECORD_TOOL = "record_hook"
+#: The stateless-era (2026-07-28) discovery request; the front serves the handshake era only.
+DISCOVER = "server/discover"
 #: Id of the ``initialize`` replayed into the SDK server; its reply is not sent on.
 REPLAY_ID = "ctxmode-front-initialize"
 
@@ -157,6 +161,13 @@ class Front:
             if method == "notifications/initialized":
                 self._replay.append(line)
             return True
+        if method == DISCOVER and not self._initialized:
+            # Claude Code (2.1.332) probes for the stateless 2026 era first and, on "method not
+            # found", opens with ``initialize`` at once, as with any handshake-era server. The
+            # SDK server would answer the probe, but only once it has loaded.
+            error = {"code": -32601, "message": "Method not found", "data": method}
+            self.send({"jsonrpc": "2.0", "id": rid, "error": error})
+            return True
         if method == "initialize":
             if self._initialized or not _valid_initialize(params):
                 return False
@@ -245,6 +256,23 @@ def _watch_parent(front: Front, parent_pid: int) -> None:
     os._exit(0)
 
 
+def _exit_on_signals(front: Front) -> None:
+    """SIGINT/SIGTERM (how agents stop their servers): end the session quickly, then exit.
+
+    Without this the interpreter's teardown can outlast the agent's grace period (Claude Code
+    escalates to SIGKILL after a few hundred milliseconds).
+    """
+    import signal
+
+    def stop(signum: int, _frame: object) -> None:
+        front.close(SIGNAL_EXIT_GRACE_S)
+        sys.stderr.flush()
+        os._exit(0)
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, stop)
+
+
 def serve(
     db_path: str | os.PathLike[str],
     root: str | os.PathLike[str] | None = None,
@@ -262,6 +290,7 @@ def serve(
     db = Path(db_path).expanduser().absolute()
     front = Front(db, Path(root) if root else None, wire_out, record)
     threading.Thread(target=_watch_parent, args=(front, parent), daemon=True).start()
+    _exit_on_signals(front)
     try:
         for raw in wire_in:
             line = raw.decode("utf-8", "replace").strip()
