@@ -165,7 +165,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--harness", default=None)
+    parser.add_argument(
+        "--setups",
+        default=",".join(SETUPS),
+        help="comma-separated subset of plain,command,mcp_tool (plain is always run)",
+    )
     opts = parser.parse_args()
+    setups = tuple(s for s in SETUPS if s == "plain" or s in opts.setups.split(","))
     if opts.runs < 5:
         parser.error("--runs must be at least 5")
     harness = find_harness(opts.harness)
@@ -183,9 +189,9 @@ def main() -> int:
         print(f"{drive.TESTPY} (pytest for the scripted project) missing: skipped")
         return 0
     stamping(drive)
-    rows: dict[str, list[dict[str, Any]]] = {s: [] for s in SETUPS}
+    rows: dict[str, list[dict[str, Any]]] = {s: [] for s in setups}
     for i in range(opts.runs + 1):  # run 0 warms caches and is not counted
-        for setup in SETUPS:
+        for setup in setups:
             tmp = Path(tempfile.mkdtemp(prefix=f"ctxmode-agent-{setup}-"))
             try:
                 row = one_session(drive, mock_mod, setup, tmp)
@@ -200,17 +206,17 @@ def main() -> int:
                 f"{row['first']:5.2f} s  events {row['events']}",
                 flush=True,
             )
-    med = {s: statistics.median(r["wall"] for r in rows[s]) for s in SETUPS}
-    first = {s: statistics.median(r["first"] for r in rows[s]) for s in SETUPS}
+    med = {s: statistics.median(r["wall"] for r in rows[s]) for s in setups}
+    first = {s: statistics.median(r["first"] for r in rows[s]) for s in setups}
     print(f"\nClaude Code session, median of {opts.runs} runs each (interleaved)")
     print(f"{'setup':<10} {'wall':>8} {'ratio':>7} {'first request':>14} {'vs plain':>9}")
-    for s in SETUPS:
+    for s in setups:
         print(
             f"{s:<10} {med[s]:6.2f} s {med[s] / med['plain']:6.2f}x {first[s]:11.2f} s "
             f"{first[s] - first['plain']:+8.2f} s"
         )
     print("\nper hook call, hook_started -> hook_response on Claude Code's stream (median, ms):")
-    for s in ("command", "mcp_tool"):
+    for s in setups[1:]:
         for kind in ("command", "mcp_tool"):
             xs = [x for r in rows[s] for x in r["hooks"].get(kind, [])]
             if xs:

@@ -166,12 +166,13 @@ def test_sigterm_ends_the_server_at_once(project: Path) -> None:
 
 
 def test_the_handshake_loads_neither_the_sdk_nor_pydantic(tmp_path: Path) -> None:
+    """(Without the warm-up that ``ctxmode serve`` starts once ``tools/list`` is answered.)"""
     code = (
         "import io, json, sys\n"
         "from pathlib import Path\n"
         "from ctxmode.mcp.front import Front\n"
         "out = io.BytesIO()\n"
-        "front = Front(Path(sys.argv[1]), None, out)\n"
+        "front = Front(Path(sys.argv[1]), None, out, warm=False)\n"
         "for line in sys.argv[2:]:\n"
         "    front.handle(line)\n"
         "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'mcp', 'mcp_types', "

@@ -8,12 +8,14 @@ negotiation), ``ping``, and the tool, resource, template and prompt lists. The f
 cannot answer (a tool call, a resource read, a prompt, anything unknown or malformed) starts the
 SDK server (``mcp.server``) in a thread, replays the client's handshake into it (its reply to
 the replayed ``initialize`` is dropped) and from then on forwards every line both ways, so tool
-calls, errors and results are the SDK server's own.
+calls, errors and results are the SDK server's own. Once ``tools/list`` is answered (the
+agent's handshake is done), a thread builds the SDK server ahead, so the first tool call, which
+comes after a model turn, finds it ready.
 
-Invariants: standard library only until the SDK starts; one JSON-RPC message per line on the
-wire, written under one lock; fd 0 and 1 point at ``/dev/null`` and stderr while serving (as in
-the SDK's transport), so a child process or a stray print cannot corrupt the wire; the process
-exits when stdin closes or its parent process goes away.
+Invariants: standard library only until the handshake is answered; one JSON-RPC message per
+line on the wire, written under one lock; fd 0 and 1 point at ``/dev/null`` and stderr while
+serving (as in the SDK's transport), so a child process or a stray print cannot corrupt the
+wire; the process exits when stdin closes, on SIGINT/SIGTERM, or when its parent goes away.
 """
 
 from __future__ import annotations
@@ -72,8 +74,10 @@ class Front:
         root: Path | None,
         wire_out: IO[bytes],
         record: Callable[[Any, str], str] | None = None,
+        warm: bool = True,
     ) -> None:
         self.db_path = db_path
+        self._warm_after_handshake = warm
         #: Records one in-agent hook call (``hooks.in_agent.record``); given by the entry point,
         #: since one face does not import another.
         self._record = record
@@ -88,6 +92,9 @@ class Front:
         self._sdk: queue.Queue[str | None] | None = None
         self._sdk_thread: threading.Thread | None = None
         self._swallow = False
+        #: The SDK server built ahead by ``_warm_later`` (``None`` until then).
+        self._warm: threading.Thread | None = None
+        self._built: Any = None
 
     # -- the wire ----------------------------------------------------------------------------
 
@@ -95,7 +102,7 @@ class Front:
         self._write(json.dumps(message, ensure_ascii=False, separators=(",", ":")))
 
     def _write(self, line: str) -> None:
-        data = line.encode("utf-8", "surrogateescape") + b"\n"
+        data = line.encode("utf-8", "replace") + b"\n"  # a lone surrogate must not end the loop
         with self._out_lock:
             self._out.write(data)
             self._out.flush()
@@ -187,7 +194,28 @@ class Front:
         if method not in results:
             return False
         self.send({"jsonrpc": "2.0", "id": rid, "result": results[method]})
+        if method == "tools/list" and self._warm_after_handshake:
+            self._warm_later()
         return True
+
+    def _warm_later(self) -> None:
+        """After the handshake, build the SDK server in the background (once).
+
+        The agent has what it waits for; the model's first turn takes seconds, so the first
+        tool call finds the server ready instead of paying its imports (and a slow first call
+        is not what the latency detector should see of ctxmode's own tools).
+        """
+        if self._warm is None:
+            self._warm = threading.Thread(target=self._build, name="ctxmode-warm", daemon=True)
+            self._warm.start()
+
+    def _build(self) -> None:
+        try:
+            from ctxmode.mcp.server import build_server
+
+            self._built = build_server(self.db_path, self.root)
+        except Exception as exc:  # noqa: BLE001 - the first tool call builds it again, and says
+            print(f"ctxmode serve: warm-up failed: {exc!r}", file=sys.stderr)
 
     def _load(self) -> dict[str, Any]:
         if self._listing is None:
@@ -220,8 +248,11 @@ class Front:
         from ctxmode.mcp.bridge import serve_lines
         from ctxmode.mcp.server import build_server
 
+        if self._warm is not None:
+            self._warm.join()
         try:
-            anyio.run(serve_lines, build_server(self.db_path, self.root), feed, self._from_sdk)
+            server = self._built or build_server(self.db_path, self.root)
+            anyio.run(serve_lines, server, feed, self._from_sdk)
         except BaseException as exc:  # the client would wait forever for its replies
             print(f"ctxmode serve: the MCP server stopped: {exc!r}", file=sys.stderr)
             sys.stderr.flush()
