@@ -2,9 +2,13 @@
 
 Both servers are spawned the same way (their interpreter + entry script, stdio pipes, a fresh
 HOME and project folder), sent the same raw JSON-RPC: ``initialize``, ``notifications/
-initialized``, one write (``write_context`` / ``ctx_index``) and one query (``query_context`` /
-``ctx_search``). Printed: medians over ``--runs`` spawns of spawn -> initialize reply and of the
-query round trip alone, and the ratio ctxmode / context-mode. Target: initialize <= 1.0x.
+initialized``, ``tools/list``, one write (``write_context`` / ``ctx_index``) and one query
+(``query_context`` / ``ctx_search``). Printed: medians over ``--runs`` spawns of spawn ->
+initialize reply, of the first tool call (ctxmode answers the handshake without the SDK and
+builds its SDK server once ``tools/list`` is answered: what is left of that is paid here) and of
+the query round trip, and the ratios ctxmode / context-mode. Target: initialize <= 1.0x. Then
+the in-agent hook path: ``record_hook`` round trips on one running ctxmode server and its CPU
+time per call.
 
 context-mode (npm ``context-mode``) is installed into ``~/.cache/ctxmode-bench/context-mode``
 on first use. ``python -X importtime`` then shows what the handshake imports
@@ -130,6 +134,8 @@ def one_run(
         t_init = time.perf_counter() - start
         assert "result" in init, init
         server.send(INITIALIZED)
+        server.send(request(9, "tools/list"))  # as agents do; ctxmode then warms its SDK server
+        server.reply(9)
         t0 = time.perf_counter()
         server.send(tool_call(2, *write))
         wrote = server.reply(2)
@@ -144,6 +150,60 @@ def one_run(
         return t_init, t_first, t_query
     finally:
         server.close()
+
+
+#: A Claude Code PostToolUse payload as the ``mcp_tool`` hook substitution delivers it.
+HOOK_ARGUMENTS = {
+    "event": "post-tool-use",
+    "agent": "claude-code",
+    "payload": {
+        "hook_event_name": "PostToolUse",
+        "session_id": "0b6c3f8e-4a8e-4d61-9a43-5f2f6f0c2a11",
+        "tool_name": "Bash",
+        "tool_use_id": "",
+        "tool_input": json.dumps({"command": "git status", "description": "status"}),
+        "tool_response": json.dumps({"stdout": "On branch main\nnothing to commit", "stderr": ""}),
+        "duration_ms": "40",
+    },
+}
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of ``pid`` so far (Linux ``/proc``), else None."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def record_hook_calls(
+    env: dict[str, str], cwd: Path, calls: int, warm: int = 5
+) -> tuple[list[float], float | None]:
+    """Round trips of ``record_hook`` calls (the in-agent hook path) on one running server,
+    and the server's CPU time per call after the first ``warm`` (None without ``/proc``)."""
+    server = Server([str(VENV_BIN / "ctxmode"), "serve"], env, cwd)
+    times = []
+    cpu0: float | None = None
+    try:
+        server.send(INITIALIZE)
+        server.reply(1)
+        server.send(INITIALIZED)
+        for i in range(calls):
+            if i == warm:
+                cpu0 = cpu_seconds(server.proc.pid)
+            args = json.loads(json.dumps(HOOK_ARGUMENTS))
+            args["payload"]["tool_use_id"] = f"toolu_{i}"  # a new call each time
+            t0 = time.perf_counter()
+            server.send(tool_call(100 + i, "record_hook", args))
+            reply = server.reply(100 + i)
+            times.append(time.perf_counter() - t0)
+            assert "result" in reply and not reply["result"].get("isError"), reply
+        cpu1 = cpu_seconds(server.proc.pid)
+    finally:
+        server.close()
+    per_call = (cpu1 - cpu0) / (calls - warm) if cpu0 is not None and cpu1 is not None else None
+    return times[warm:], per_call
 
 
 def ensure_context_mode() -> Path | None:
@@ -275,6 +335,7 @@ def main() -> int:
                     results[name], one_run(argv, env, project, write, query), strict=True
                 ):
                     column.append(value)
+        hook_times, hook_cpu = record_hook_calls(env, project, 55)
     print(f"\nMCP server over stdio, median of {opts.runs} spawns (after one warm-up each)")
     print(f"{'server':<14} {'spawn->initialize':>18} {'first call':>12} {'query call':>12}")
     for name, (inits, firsts, queries) in results.items():
@@ -291,6 +352,12 @@ def main() -> int:
             f"ratio ctxmode / context-mode: initialize {init_ratio:.2f}x ({verdict} <= 1.0x), "
             f"first call {first_ratio:.2f}x, query {query_ratio:.2f}x"
         )
+    hook_ms = statistics.median(hook_times) * 1000
+    cpu = f", server CPU {hook_cpu * 1000:.1f} ms per call" if hook_cpu is not None else ""
+    print(
+        f"in-agent hook (record_hook PostToolUse), median of {len(hook_times)} round trips: "
+        f"{hook_ms:.1f} ms{cpu}"
+    )
     importtime_report("ctxmode.mcp.front")
     importtime_report("ctxmode.mcp.server")
     phases_report()
