@@ -258,6 +258,11 @@ class Front:
             sys.stderr.flush()
             os._exit(1)
 
+    @property
+    def warming(self) -> bool:
+        """Whether the SDK server is still being built ahead (``_warm_later``)."""
+        return self._warm is not None and self._warm.is_alive()
+
     def close(self, timeout: float = ORPHAN_EXIT_GRACE_S) -> None:
         """End the SDK session (it closes the store), waiting at most ``timeout``."""
         if self._sdk is not None and self._sdk_thread is not None:
@@ -330,6 +335,10 @@ def serve(
     except BrokenPipeError:  # the client stopped reading: nobody is left to answer
         pass
     front.close()
+    if front.warming:
+        # A daemon thread still importing the SDK makes interpreter teardown fragile.
+        sys.stderr.flush()
+        os._exit(0)
 
 
 def resolve_serve_paths(explicit_db: str | None) -> tuple[Path, Path]:
