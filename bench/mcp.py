@@ -2,13 +2,17 @@
 
 Both servers are spawned the same way (their interpreter + entry script, stdio pipes, a fresh
 HOME and project folder), sent the same raw JSON-RPC: ``initialize``, ``notifications/
-initialized``, one write (``write_context`` / ``ctx_index``) and one query (``query_context`` /
-``ctx_search``). Printed: medians over ``--runs`` spawns of spawn -> initialize reply and of the
-query round trip alone, and the ratio ctxmode / context-mode. Target: initialize <= 1.0x.
+initialized``, ``tools/list``, one write (``write_context`` / ``ctx_index``) and one query
+(``query_context`` / ``ctx_search``). Printed: medians over ``--runs`` spawns of spawn ->
+initialize reply, of the first tool call (ctxmode answers the handshake without the SDK and
+builds its SDK server once ``tools/list`` is answered: what is left of that is paid here) and of
+the query round trip, and the ratios ctxmode / context-mode. Target: initialize <= 1.0x. Then
+the in-agent hook path: ``record_hook`` round trips on one running ctxmode server and its CPU
+time per call.
 
 context-mode (npm ``context-mode``) is installed into ``~/.cache/ctxmode-bench/context-mode``
-on first use. When ctxmode misses the target, ``python -X importtime`` shows where its startup
-time goes.
+on first use. ``python -X importtime`` then shows what the handshake imports
+(``ctxmode.mcp.front``) and what the first tool call adds (``ctxmode.mcp.server``).
 
     .venv/bin/python bench/mcp.py [--runs 10]
 """
@@ -120,8 +124,8 @@ def one_run(
     cwd: Path,
     write: tuple[str, dict[str, Any]],
     query: tuple[str, dict[str, Any]],
-) -> tuple[float, float]:
-    """(spawn -> initialize reply, query round trip) in seconds."""
+) -> tuple[float, float, float]:
+    """(spawn -> initialize reply, first tool call, query round trip) in seconds."""
     start = time.perf_counter()
     server = Server(argv, env, cwd)
     try:
@@ -130,8 +134,12 @@ def one_run(
         t_init = time.perf_counter() - start
         assert "result" in init, init
         server.send(INITIALIZED)
+        server.send(request(9, "tools/list"))  # as agents do; ctxmode then warms its SDK server
+        server.reply(9)
+        t0 = time.perf_counter()
         server.send(tool_call(2, *write))
         wrote = server.reply(2)
+        t_first = time.perf_counter() - t0
         assert not wrote["result"].get("isError"), wrote
         t0 = time.perf_counter()
         server.send(tool_call(3, *query))
@@ -139,9 +147,63 @@ def one_run(
         t_query = time.perf_counter() - t0
         text = json.dumps(found["result"])
         assert not found["result"].get("isError") and "medians" in text, text[:500]
-        return t_init, t_query
+        return t_init, t_first, t_query
     finally:
         server.close()
+
+
+#: A Claude Code PostToolUse payload as the ``mcp_tool`` hook substitution delivers it.
+HOOK_ARGUMENTS = {
+    "event": "post-tool-use",
+    "agent": "claude-code",
+    "payload": {
+        "hook_event_name": "PostToolUse",
+        "session_id": "0b6c3f8e-4a8e-4d61-9a43-5f2f6f0c2a11",
+        "tool_name": "Bash",
+        "tool_use_id": "",
+        "tool_input": json.dumps({"command": "git status", "description": "status"}),
+        "tool_response": json.dumps({"stdout": "On branch main\nnothing to commit", "stderr": ""}),
+        "duration_ms": "40",
+    },
+}
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of ``pid`` so far (Linux ``/proc``), else None."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def record_hook_calls(
+    env: dict[str, str], cwd: Path, calls: int, warm: int = 5
+) -> tuple[list[float], float | None]:
+    """Round trips of ``record_hook`` calls (the in-agent hook path) on one running server,
+    and the server's CPU time per call after the first ``warm`` (None without ``/proc``)."""
+    server = Server([str(VENV_BIN / "ctxmode"), "serve"], env, cwd)
+    times = []
+    cpu0: float | None = None
+    try:
+        server.send(INITIALIZE)
+        server.reply(1)
+        server.send(INITIALIZED)
+        for i in range(calls):
+            if i == warm:
+                cpu0 = cpu_seconds(server.proc.pid)
+            args = json.loads(json.dumps(HOOK_ARGUMENTS))
+            args["payload"]["tool_use_id"] = f"toolu_{i}"  # a new call each time
+            t0 = time.perf_counter()
+            server.send(tool_call(100 + i, "record_hook", args))
+            reply = server.reply(100 + i)
+            times.append(time.perf_counter() - t0)
+            assert "result" in reply and not reply["result"].get("isError"), reply
+        cpu1 = cpu_seconds(server.proc.pid)
+    finally:
+        server.close()
+    per_call = (cpu1 - cpu0) / (calls - warm) if cpu0 is not None and cpu1 is not None else None
+    return times[warm:], per_call
 
 
 def ensure_context_mode() -> Path | None:
@@ -172,10 +234,10 @@ def ensure_context_mode() -> Path | None:
     return CONTEXT_MODE_ENTRY
 
 
-def importtime_report(top: int = 12) -> None:
-    """Where ``ctxmode serve`` spends its import time (``python -X importtime``)."""
+def importtime_report(module: str, top: int = 12) -> None:
+    """Where importing ``module`` spends its time (``python -X importtime``)."""
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", "import ctxmode.mcp.server"],
+        [sys.executable, "-X", "importtime", "-c", f"import {module}"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -189,13 +251,17 @@ def importtime_report(top: int = 12) -> None:
     by_package: dict[str, int] = defaultdict(int)
     for self_us, _cum, _depth, name in rows:
         by_package[name.split(".")[0]] += self_us
-    print(f"\nimport ctxmode.mcp.server: {total / 1000:.0f} ms of imports (self times summed)")
+    print(f"\nimport {module}: {total / 1000:.0f} ms of imports (self times summed)")
     print("by top-level package (self time):")
     for name, us in sorted(by_package.items(), key=lambda kv: -kv[1])[:top]:
         print(f"  {name:<24} {us / 1000:7.0f} ms  {100 * us / total:4.1f} %")
     print("largest single modules (cumulative, incl. what they import):")
     for _self, cum, depth, name in sorted(rows, key=lambda r: -r[1])[:top]:
         print(f"  {name:<48} {cum / 1000:7.0f} ms  (depth {depth // 2})")
+
+
+def phases_report() -> None:
+    """In-process import and build times of the SDK server, and the interpreter's start."""
     phases = (
         "import time, sys; t0 = time.perf_counter(); import ctxmode.mcp.server as m; "
         "t1 = time.perf_counter(); m.build_server(sys.argv[1]); t2 = time.perf_counter(); "
@@ -231,7 +297,7 @@ def main() -> int:
         parser.error("--runs must be at least 10")
     ctxmode = VENV_BIN / "ctxmode"
     entry = ensure_context_mode()
-    results: dict[str, tuple[list[float], list[float]]] = {}
+    results: dict[str, tuple[list[float], list[float], list[float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         project = root / "project"
@@ -262,32 +328,39 @@ def main() -> int:
         for argv, write, query in servers.values():
             one_run(argv, env, project, write, query)
         for name in servers:
-            results[name] = ([], [])
+            results[name] = ([], [], [])
         for _ in range(opts.runs):
             for name, (argv, write, query) in servers.items():
-                t_init, t_query = one_run(argv, env, project, write, query)
-                results[name][0].append(t_init)
-                results[name][1].append(t_query)
+                for column, value in zip(
+                    results[name], one_run(argv, env, project, write, query), strict=True
+                ):
+                    column.append(value)
+        hook_times, hook_cpu = record_hook_calls(env, project, 55)
     print(f"\nMCP server over stdio, median of {opts.runs} spawns (after one warm-up each)")
-    print(f"{'server':<14} {'spawn->initialize':>18} {'query call':>12}")
-    for name, (inits, queries) in results.items():
-        print(
-            f"{name:<14} {statistics.median(inits) * 1000:15.0f} ms "
-            f"{statistics.median(queries) * 1000:9.1f} ms"
-        )
+    print(f"{'server':<14} {'spawn->initialize':>18} {'first call':>12} {'query call':>12}")
+    for name, (inits, firsts, queries) in results.items():
+        init_ms, first_ms = statistics.median(inits) * 1000, statistics.median(firsts) * 1000
+        query_ms = statistics.median(queries) * 1000
+        print(f"{name:<14} {init_ms:15.0f} ms {first_ms:9.0f} ms {query_ms:9.1f} ms")
     if "context-mode" in results:
         ours, theirs = results["ctxmode"], results["context-mode"]
-        init_ratio = statistics.median(ours[0]) / statistics.median(theirs[0])
-        query_ratio = statistics.median(ours[1]) / statistics.median(theirs[1])
+        init_ratio, first_ratio, query_ratio = (
+            statistics.median(a) / statistics.median(b) for a, b in zip(ours, theirs, strict=True)
+        )
         verdict = "meets" if init_ratio <= 1.0 else "MISSES"
         print(
             f"ratio ctxmode / context-mode: initialize {init_ratio:.2f}x ({verdict} <= 1.0x), "
-            f"query {query_ratio:.2f}x"
+            f"first call {first_ratio:.2f}x, query {query_ratio:.2f}x"
         )
-        if init_ratio > 1.0:
-            importtime_report()
-    else:
-        importtime_report()
+    hook_ms = statistics.median(hook_times) * 1000
+    cpu = f", server CPU {hook_cpu * 1000:.1f} ms per call" if hook_cpu is not None else ""
+    print(
+        f"in-agent hook (record_hook PostToolUse), median of {len(hook_times)} round trips: "
+        f"{hook_ms:.1f} ms{cpu}"
+    )
+    importtime_report("ctxmode.mcp.front")
+    importtime_report("ctxmode.mcp.server")
+    phases_report()
     return 0
 
 

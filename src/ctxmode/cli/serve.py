@@ -21,10 +21,11 @@ from ctxmode.cli._common import state
 @click.pass_context
 def serve_cmd(ctx: click.Context, db: str | None) -> None:
     """Run the MCP server over stdio (for agents; exits when stdin closes)."""
-    from ctxmode.mcp.server import resolve_serve_paths, serve
+    from ctxmode.hooks.in_agent import record
+    from ctxmode.mcp.front import resolve_serve_paths, serve
 
     db_path, root = resolve_serve_paths(db or state(ctx).db)
-    serve(db_path, root)
+    serve(db_path, root, record=record)
 
 
 def register(cli: click.Group) -> None:

@@ -1,7 +1,8 @@
 """ctxmode's MCP server: the knowledge tools agents call, over stdio, on the official SDK.
 
-``build_server(db_path, root)`` composes the server; ``serve`` runs it over stdio and
-``main(argv)`` is the fast ``ctxmode serve`` entry point (no click). Invariants:
+``build_server(db_path, root)`` composes the server; ``mcp.front`` serves it over stdio
+(answering the handshake and listings itself, starting this server on the first tool call).
+Invariants:
 
 - one ``Store`` per server process, opened on the first call (not during the handshake) and
   used by one worker thread at a time: every core call runs through ``mcp_base.StoreRunner``
@@ -14,7 +15,6 @@
   its own;
 - stored knowledge handed back to the agent is redacted again and fenced as data
   (``fence``), never presented as instructions;
-- the process exits when stdin closes or its parent process goes away.
 
 The tools of ``mcp_search`` and ``mcp_sandbox`` join through their ``register(server, call)``.
 """
@@ -22,8 +22,6 @@ The tools of ``mcp_search`` and ``mcp_sandbox`` join through their ``register(se
 from __future__ import annotations
 
 import os
-import sys
-import threading
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -38,7 +36,6 @@ from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
 from ctxmode import __version__
-from ctxmode.core import config
 from ctxmode.core.errors import CtxmodeError
 from ctxmode.core.models import DECISION_FIELDS
 from ctxmode.core.redact import redact
@@ -51,10 +48,6 @@ T = TypeVar("T")
 SERVER_NAME = "ctxmode"
 #: Budget of ``query_context``'s packed text when the agent gives none (estimated tokens).
 DEFAULT_BUDGET_TOKENS = 4000
-#: How often the server checks whether its parent process is still there, in seconds.
-PARENT_POLL_S = 1.0
-#: After a cancel, how long a read blocked on an inherited stdin may delay the exit, in seconds.
-ORPHAN_EXIT_GRACE_S = 2.0
 
 INSTRUCTIONS = (
     "ctxmode keeps this project's knowledge (decisions, constraints, conventions, interfaces, "
@@ -491,72 +484,3 @@ def decision_prompt(fields: dict[str, str]) -> str:
         "supersedes with the id of a decision this one replaces.",
     ]
     return "\n".join(lines)
-
-
-# -- running over stdio ----------------------------------------------------------------------
-
-
-async def _serve_stdio(server: MCPServer[Any], parent_pid: int) -> None:
-    """Serve until stdin reaches EOF or the parent process is gone."""
-    async with anyio.create_task_group() as tg:
-
-        async def watch_parent() -> None:
-            while os.getppid() == parent_pid:
-                await anyio.sleep(PARENT_POLL_S)
-            print("ctxmode serve: parent process gone; exiting", file=sys.stderr)
-            # A stdin inherited by another process never reaches EOF, and the thread blocked
-            # reading it cannot be cancelled: exit hard if the cancel does not land in time.
-            timer = threading.Timer(ORPHAN_EXIT_GRACE_S, os._exit, (0,))
-            timer.daemon = True
-            timer.start()
-            tg.cancel_scope.cancel()
-
-        tg.start_soon(watch_parent)
-        await server.run_stdio_async()
-        tg.cancel_scope.cancel()
-
-
-def serve(
-    db_path: str | os.PathLike[str],
-    root: str | os.PathLike[str] | None = None,
-    *,
-    parent_pid: int | None = None,
-) -> None:
-    """Run the server over stdio until stdin closes or ``parent_pid`` (default: ours) exits."""
-    parent = parent_pid if parent_pid is not None else os.getppid()
-    server = build_server(db_path, root)
-    anyio.run(_serve_stdio, server, parent)
-
-
-def resolve_serve_paths(explicit_db: str | None) -> tuple[Path, Path]:
-    """Store file and project root: ``--db``, ``$CTXMODE_DB``, ``$CLAUDE_PROJECT_DIR``, cwd."""
-    start = config.claude_project_dir()
-    db_path = config.resolve_db_path(explicit_db, cwd=start)
-    if db_path.parent.name == config.CONTEXT_DIR:
-        return db_path, db_path.parent.parent
-    return db_path, config.find_project_root(start)
-
-
-USAGE = "usage: ctxmode serve [--db PATH]"
-
-
-def main(argv: Sequence[str], parent_pid: int | None = None) -> int:
-    """``ctxmode serve [--db PATH]`` without the click stack (startup time matters here)."""
-    db: str | None = None
-    args = list(argv)
-    while args:
-        arg = args.pop(0)
-        if arg == "--db" and args:
-            db = args.pop(0)
-        elif arg.startswith("--db="):
-            db = arg[len("--db=") :]
-        else:
-            print(f"Error: unexpected argument {arg!r}; {USAGE}", file=sys.stderr)
-            return 1
-    try:
-        db_path, root = resolve_serve_paths(db)
-        serve(db_path, root, parent_pid=parent_pid)
-    except CtxmodeError as exc:  # before the server runs: a bad path, a cwd that is gone ...
-        print(f"Error: {exc}", file=sys.stderr)
-        return 1
-    return 0

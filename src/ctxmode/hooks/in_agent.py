@@ -1,0 +1,96 @@
+"""Hook calls made inside the agent: Claude Code's ``"type": "mcp_tool"`` handlers calling the
+running ``ctxmode serve`` (its hidden ``record_hook`` tool) instead of starting a process.
+
+Claude Code fills the handler's ``input`` by ``${field}`` substitution from the hook payload
+(measured on 2.1.332): inside string values only; an object or array field becomes its compact
+JSON text, a scalar its string form (``1506``, ``false``), a missing field ``""``; nested
+objects of ``input`` are substituted too; there is no whole-payload form. ``TEMPLATE`` is the
+``payload`` object the installer writes; ``payload_from`` turns what arrives back into the
+payload a command hook would have read on stdin (minus fields extraction does not use), and
+``record`` runs it through the command hooks' own path (``runner``): same adapters, handlers,
+redaction, idempotency key and fail-open boundary. Standard library only, like every hook.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ctxmode.hooks import runner
+
+TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time (see _lean)
+if TYPE_CHECKING:
+    from typing import Any
+
+#: Payload fields passed through ``${...}``: every field the Claude Code adapter reads.
+FIELDS = (
+    "hook_event_name",
+    "session_id",
+    "transcript_path",
+    "cwd",
+    "tool_name",
+    "tool_use_id",
+    "tool_input",
+    "tool_response",
+    "error",
+    "is_interrupt",
+    "duration_ms",
+    "prompt",
+    "last_assistant_message",
+    "stop_hook_active",
+)
+#: Fields whose value is an object (or array) in the payload: substituted as JSON text.
+JSON_FIELDS = frozenset({"tool_input", "tool_response"})
+INT_FIELDS = frozenset({"duration_ms"})
+BOOL_FIELDS = frozenset({"is_interrupt", "stop_hook_active"})
+
+#: The ``payload`` of a handler's ``input``; Claude Code substitutes each value.
+TEMPLATE: dict[str, str] = {name: "${" + name + "}" for name in FIELDS}
+
+
+def payload_from(substituted: dict[str, Any]) -> dict[str, Any]:
+    """The hook payload back from its substituted ``TEMPLATE``: ``""`` is a missing field."""
+    payload: dict[str, Any] = {}
+    for name, value in substituted.items():
+        if not isinstance(name, str) or value == "" or value is None:
+            continue
+        if isinstance(value, str):
+            if name in JSON_FIELDS and value[:1] in ("{", "["):
+                try:  # noqa: SIM105 - contextlib is one more import on the hook path
+                    value = json.loads(value)
+                except (ValueError, RecursionError):
+                    pass  # a text response that only looks like JSON stays text
+            elif name in INT_FIELDS and value.isdigit():
+                value = int(value)
+            elif name in BOOL_FIELDS and value in ("true", "false"):
+                value = value == "true"
+        payload[name] = value
+    return payload
+
+
+def record(arguments: Any, process_cwd: str) -> str:
+    """Record one ``record_hook`` call; the text a command hook would print (maybe "").
+
+    ``arguments``: ``{"event": "post-tool-use", "agent": "claude-code", "payload": {...}}``.
+    Never raises: problems go to the project's ``hooks.log``, as for a command hook.
+    """
+    where: dict[str, object] = {"root": process_cwd}
+    try:
+        from ctxmode.core import config
+
+        if config.is_disabled():
+            return ""
+        event = arguments.get("event") if isinstance(arguments, dict) else None
+        agent = arguments.get("agent", "claude-code") if isinstance(arguments, dict) else None
+        substituted = arguments.get("payload") if isinstance(arguments, dict) else None
+        if not isinstance(event, str) or not isinstance(substituted, dict):
+            runner.log(process_cwd, "WARN", f"record_hook: bad arguments {str(arguments)[:200]}")
+            return ""
+        raw = json.dumps(payload_from(substituted), ensure_ascii=False).encode()
+        if len(raw) > runner.MAX_PAYLOAD_BYTES:
+            runner.log(process_cwd, "WARN", f"{event}: payload over the limit dropped")
+            return ""
+        output = runner._run(event, str(agent), raw, process_cwd, where)
+        return json.dumps(output, ensure_ascii=False) if output is not None else ""
+    except Exception as exc:  # noqa: BLE001 - the hook boundary: fail open, log
+        runner.log(where["root"], "ERROR", f"record_hook: {type(exc).__name__}: {exc}")
+        return ""

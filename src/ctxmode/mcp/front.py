@@ -1,0 +1,379 @@
+"""``ctxmode serve``'s stdio front: the MCP handshake and listings without the SDK.
+
+An agent waits for ``initialize`` and ``tools/list`` before its first model request, and
+importing the ``mcp`` SDK (pydantic models of the whole protocol, its client, its HTTP stack)
+takes most of a second. The front answers what needs no tool code from ``listing.json``, the
+SDK server's own recorded replies (``mcp.listing``): ``initialize`` (the same version
+negotiation), ``ping``, and the tool, resource, template and prompt lists. The first request it
+cannot answer (a tool call, a resource read, a prompt, anything unknown or malformed) starts the
+SDK server (``mcp.server``) in a thread, replays the client's handshake into it (its reply to
+the replayed ``initialize`` is dropped) and from then on forwards every line both ways, so tool
+calls, errors and results are the SDK server's own. Once ``tools/list`` is answered (the
+agent's handshake is done), a thread builds the SDK server ahead, so the first tool call, which
+comes after a model turn, finds it ready.
+
+Invariants: standard library only until the handshake is answered; one JSON-RPC message per
+line on the wire, written under one lock; fd 0 and 1 point at ``/dev/null`` and stderr while
+serving (as in the SDK's transport), so a child process or a stray print cannot corrupt the
+wire; the process exits when stdin closes, on SIGINT/SIGTERM, or when its parent goes away.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import sys
+import threading
+from pathlib import Path
+
+from ctxmode.core import config
+from ctxmode.core.errors import CtxmodeError
+from ctxmode.mcp import listing
+
+TYPE_CHECKING = False  # mypy reads it as true; ``typing`` is not imported at run time
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import IO, Any
+
+#: How often the server checks whether its parent process is still there, in seconds.
+PARENT_POLL_S = 1.0
+#: After stdin closes or the parent goes, how long the SDK server may take to close the store.
+ORPHAN_EXIT_GRACE_S = 2.0
+#: On SIGINT/SIGTERM, how long the SDK server may take to close the store, in seconds.
+SIGNAL_EXIT_GRACE_S = 0.3
+#: The tool Claude Code's ``mcp_tool`` hooks call (``hooks.in_agent``). Not listed: the model
+#: never sees it, and Claude Code calls a hook's tool whether listed or not (2.1.332).
+RECORD_TOOL = "record_hook"
+#: The stateless-era (2026-07-28) discovery request; the front serves the handshake era only.
+DISCOVER = "server/discover"
+#: Id of the ``initialize`` replayed into the SDK server; its reply is not sent on.
+REPLAY_ID = "ctxmode-front-initialize"
+
+
+def _valid_initialize(params: Any) -> bool:
+    """Whether ``initialize`` params have the shape the SDK accepts (else it answers)."""
+    if not isinstance(params, dict):
+        return False
+    info = params.get("clientInfo")
+    return (
+        isinstance(params.get("protocolVersion"), str)
+        and isinstance(params.get("capabilities"), dict)
+        and isinstance(info, dict)
+        and isinstance(info.get("name"), str)
+        and isinstance(info.get("version"), str)
+    )
+
+
+class Front:
+    """One client session over a pair of binary pipes."""
+
+    def __init__(
+        self,
+        db_path: Path,
+        root: Path | None,
+        wire_out: IO[bytes],
+        record: Callable[[Any, str], str] | None = None,
+        warm: bool = True,
+    ) -> None:
+        self.db_path = db_path
+        self._warm_after_handshake = warm
+        #: Records one in-agent hook call (``hooks.in_agent.record``); given by the entry point,
+        #: since one face does not import another.
+        self._record = record
+        self.root = root
+        self._out = wire_out
+        self._out_lock = threading.Lock()
+        self._listing: dict[str, Any] | None = None
+        #: True until a message the front cannot answer in the SDK's place arrives.
+        self._native = True
+        self._initialized = False
+        self._replay: list[str] = []
+        self._sdk: queue.Queue[str | None] | None = None
+        self._sdk_thread: threading.Thread | None = None
+        self._swallow = False
+        #: The SDK server built ahead by ``_warm_later`` (``None`` until then).
+        self._warm: threading.Thread | None = None
+        self._built: Any = None
+
+    # -- the wire ----------------------------------------------------------------------------
+
+    def send(self, message: dict[str, Any]) -> None:
+        self._write(json.dumps(message, ensure_ascii=False, separators=(",", ":")))
+
+    def _write(self, line: str) -> None:
+        data = line.encode("utf-8", "replace") + b"\n"  # a lone surrogate must not end the loop
+        with self._out_lock:
+            self._out.write(data)
+            self._out.flush()
+
+    def _from_sdk(self, line: str) -> None:
+        """A line the SDK server sends: on to the client, but for the replayed handshake."""
+        if self._swallow and REPLAY_ID in line:
+            reply = json.loads(line)
+            if reply.get("id") == REPLAY_ID:
+                self._swallow = False
+                if "error" in reply:
+                    print(f"ctxmode serve: replayed initialize failed: {line}", file=sys.stderr)
+                return
+        self._write(line)
+
+    # -- dispatch ----------------------------------------------------------------------------
+
+    def handle(self, line: str) -> None:
+        """One line from the client."""
+        if self._record is not None and RECORD_TOOL in line and self._record_call(line):
+            return
+        if self._native and self._answer(line):
+            return
+        self._forward(line)
+
+    def _record_call(self, line: str) -> bool:
+        """Run a ``record_hook`` tool call here, with the hook path (no SDK); else ``False``."""
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            return False
+        params = msg.get("params") if isinstance(msg, dict) else None
+        rid = msg.get("id") if isinstance(msg, dict) else None
+        if (
+            msg.get("method") != "tools/call"
+            or not isinstance(params, dict)
+            or params.get("name") != RECORD_TOOL
+            or not isinstance(rid, str | int)
+            or isinstance(rid, bool)
+        ):
+            return False
+        assert self._record is not None
+        text = self._record(params.get("arguments"), os.getcwd())
+        self.send(
+            {"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": text}]}}
+        )
+        return True
+
+    def _answer(self, line: str) -> bool:
+        """Answer ``line`` without the SDK if the front can do so exactly; else ``False``."""
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            return False
+        if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0":
+            return False
+        method, rid, params = msg.get("method"), msg.get("id"), msg.get("params")
+        if not isinstance(method, str) or isinstance(rid, bool | float | list | dict):
+            return False
+        if rid is None:  # a notification: ``initialized`` is replayed into the SDK server
+            if "id" in msg:
+                return False
+            if method == "notifications/initialized":
+                self._replay.append(line)
+            return True
+        if method == DISCOVER and not self._initialized:
+            # Claude Code (2.1.332) probes for the stateless 2026 era first and, on "method not
+            # found", opens with ``initialize`` at once, as with any handshake-era server. The
+            # SDK server would answer the probe, but only once it has loaded.
+            error = {"code": -32601, "message": "Method not found", "data": method}
+            self.send({"jsonrpc": "2.0", "id": rid, "error": error})
+            return True
+        if method == "initialize":
+            if self._initialized or not _valid_initialize(params):
+                return False
+            data = self._load()
+            assert isinstance(params, dict)
+            wanted = params["protocolVersion"]
+            version = wanted if wanted in data["handshake_versions"] else data["latest_handshake"]
+            self._initialized = True
+            self._replay.insert(0, json.dumps({**msg, "id": REPLAY_ID}))
+            self.send({"jsonrpc": "2.0", "id": rid, "result": data["initialize"][version]})
+            return True
+        if not self._initialized or (
+            params is not None and (not isinstance(params, dict) or set(params) - {"_meta"})
+        ):
+            return False
+        results = self._load()["results"]
+        if method not in results:
+            return False
+        self.send({"jsonrpc": "2.0", "id": rid, "result": results[method]})
+        if method == "tools/list" and self._warm_after_handshake:
+            self._warm_later()
+        return True
+
+    def _warm_later(self) -> None:
+        """After the handshake, build the SDK server in the background (once).
+
+        The agent has what it waits for; the model's first turn takes seconds, so the first
+        tool call finds the server ready instead of paying its imports (and a slow first call
+        is not what the latency detector should see of ctxmode's own tools).
+        """
+        if self._warm is None:
+            self._warm = threading.Thread(target=self._build, name="ctxmode-warm", daemon=True)
+            self._warm.start()
+
+    def _build(self) -> None:
+        try:
+            from ctxmode.mcp.server import build_server
+
+            self._built = build_server(self.db_path, self.root)
+        except Exception as exc:  # noqa: BLE001 - the first tool call builds it again, and says
+            print(f"ctxmode serve: warm-up failed: {exc!r}", file=sys.stderr)
+
+    def _load(self) -> dict[str, Any]:
+        if self._listing is None:
+            self._listing = listing.load()
+        return self._listing
+
+    def _forward(self, line: str) -> None:
+        if self._sdk is None:
+            self._start_sdk()
+        assert self._sdk is not None
+        self._sdk.put(line)
+
+    def _start_sdk(self) -> None:
+        """Start the SDK server and replay the handshake the front answered."""
+        self._native = False
+        feed: queue.Queue[str | None] = queue.Queue()
+        for line in self._replay:
+            feed.put(line)
+        self._swallow = bool(self._replay) and self._initialized
+        self._replay = []
+        self._sdk = feed
+        self._sdk_thread = threading.Thread(
+            target=self._run_sdk, args=(feed,), name="ctxmode-mcp", daemon=True
+        )
+        self._sdk_thread.start()
+
+    def _run_sdk(self, feed: queue.Queue[str | None]) -> None:
+        import anyio
+
+        from ctxmode.mcp.bridge import serve_lines
+        from ctxmode.mcp.server import build_server
+
+        if self._warm is not None:
+            self._warm.join()
+        try:
+            server = self._built or build_server(self.db_path, self.root)
+            anyio.run(serve_lines, server, feed, self._from_sdk)
+        except BaseException as exc:  # the client would wait forever for its replies
+            print(f"ctxmode serve: the MCP server stopped: {exc!r}", file=sys.stderr)
+            sys.stderr.flush()
+            os._exit(1)
+
+    @property
+    def warming(self) -> bool:
+        """Whether the SDK server is still being built ahead (``_warm_later``)."""
+        return self._warm is not None and self._warm.is_alive()
+
+    def close(self, timeout: float = ORPHAN_EXIT_GRACE_S) -> None:
+        """End the SDK session (it closes the store), waiting at most ``timeout``."""
+        if self._sdk is not None and self._sdk_thread is not None:
+            self._sdk.put(None)
+            self._sdk_thread.join(timeout)
+
+
+def _claim_stdio() -> tuple[IO[bytes], IO[bytes]]:
+    """The wire as private duplicates of fd 0 and 1; fd 0 -> /dev/null, fd 1 -> stderr."""
+    wire_in = os.fdopen(os.dup(0), "rb", closefd=True)
+    wire_out = os.fdopen(os.dup(1), "wb", closefd=True)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    return wire_in, wire_out
+
+
+def _watch_parent(front: Front, parent_pid: int) -> None:
+    import time
+
+    while os.getppid() == parent_pid:
+        time.sleep(PARENT_POLL_S)
+    print("ctxmode serve: parent process gone; exiting", file=sys.stderr)
+    # A stdin inherited by another process never reaches EOF: close what runs, then exit hard.
+    front.close()
+    os._exit(0)
+
+
+def _exit_on_signals(front: Front) -> None:
+    """SIGINT/SIGTERM (how agents stop their servers): end the session quickly, then exit.
+
+    Without this the interpreter's teardown can outlast the agent's grace period (Claude Code
+    escalates to SIGKILL after a few hundred milliseconds).
+    """
+    import signal
+
+    def stop(signum: int, _frame: object) -> None:
+        front.close(SIGNAL_EXIT_GRACE_S)
+        sys.stderr.flush()
+        os._exit(0)
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, stop)
+
+
+def serve(
+    db_path: str | os.PathLike[str],
+    root: str | os.PathLike[str] | None = None,
+    *,
+    parent_pid: int | None = None,
+    record: Callable[[Any, str], str] | None = None,
+) -> None:
+    """Run the server over stdio until stdin closes or ``parent_pid`` (default: ours) exits.
+
+    ``record``: runs in-agent hook calls (``record_hook``); without it they go to the SDK
+    server, which does not know the tool.
+    """
+    parent = parent_pid if parent_pid is not None else os.getppid()
+    wire_in, wire_out = _claim_stdio()
+    db = Path(db_path).expanduser().absolute()
+    front = Front(db, Path(root) if root else None, wire_out, record)
+    threading.Thread(target=_watch_parent, args=(front, parent), daemon=True).start()
+    _exit_on_signals(front)
+    try:
+        for raw in wire_in:
+            line = raw.decode("utf-8", "replace").strip()
+            if line:
+                front.handle(line)
+    except BrokenPipeError:  # the client stopped reading: nobody is left to answer
+        pass
+    front.close()
+    if front.warming:
+        # A daemon thread still importing the SDK makes interpreter teardown fragile.
+        sys.stderr.flush()
+        os._exit(0)
+
+
+def resolve_serve_paths(explicit_db: str | None) -> tuple[Path, Path]:
+    """Store file and project root: ``--db``, ``$CTXMODE_DB``, ``$CLAUDE_PROJECT_DIR``, cwd."""
+    start = config.claude_project_dir()
+    db_path = config.resolve_db_path(explicit_db, cwd=start)
+    if db_path.parent.name == config.CONTEXT_DIR:
+        return db_path, db_path.parent.parent
+    return db_path, config.find_project_root(start)
+
+
+USAGE = "usage: ctxmode serve [--db PATH]"
+
+
+def main(
+    argv: list[str],
+    parent_pid: int | None = None,
+    record: Callable[[Any, str], str] | None = None,
+) -> int:
+    """``ctxmode serve [--db PATH]`` without the click stack (startup time matters here)."""
+    db: str | None = None
+    args = list(argv)
+    while args:
+        arg = args.pop(0)
+        if arg == "--db" and args:
+            db = args.pop(0)
+        elif arg.startswith("--db="):
+            db = arg[len("--db=") :]
+        else:
+            print(f"Error: unexpected argument {arg!r}; {USAGE}", file=sys.stderr)
+            return 1
+    try:
+        db_path, root = resolve_serve_paths(db)
+        serve(db_path, root, parent_pid=parent_pid, record=record)
+    except CtxmodeError as exc:  # before the server runs: a bad path, a cwd that is gone ...
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
+    return 0
