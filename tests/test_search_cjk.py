@@ -191,6 +191,23 @@ def test_identical_chunks_collapse_into_one_hit_that_names_the_others(store: Sto
     twin = f"ctx:{again.id}" if top.id == f"ctx:{first}" else f"ctx:{first}"
     assert len(top.also) == 1 and top.also[0].startswith(twin + " (")
     assert top.to_dict()["also"] == list(top.also)
+    assert f"(also in {twin} (" in top.flags  # what the CLI and MCP listings print
+
+
+def test_the_cli_listing_says_where_else_a_hit_occurs(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    ctxmode = str(Path(sys.executable).parent / "ctxmode")
+    db = str(tmp_path / "c.db")
+    section = "心跳检测 服务器每三十秒发送一次心跳，客户端超时后重新连接。"
+    for text in (section, section.replace(" ", "   ")):  # the same text, spaced apart
+        subprocess.run([ctxmode, "--db", db, "add", "reference", text], check=True)
+    out = subprocess.run(
+        [ctxmode, "--db", db, "search", "心跳 超时"], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.count("ctx:1") + out.count("ctx:2") == 2, out  # one hit, naming its twin
+    assert "(also in ctx:" in out
 
 
 def test_the_snippet_is_the_window_covering_most_query_terms() -> None:

@@ -79,8 +79,7 @@ def search_cmd(
         if not result.confident:
             click.echo("No confident match; the closest items:", err=True)
         for hit in result.hits:
-            flag = " (superseded)" if hit.superseded else ""
-            flag += f" (shared by {hit.shared_by})" if hit.shared_by else ""
+            flag = hit.flags
             click.echo(
                 f"{hit.id:<10} {hit.type:<10} {format_time(hit.created_at)}  {hit.title}{flag}"
                 f"  [{hit.source}]"
@@ -108,8 +107,7 @@ def get_cmd(ctx: click.Context, ids: tuple[str, ...], budget: int, as_json: bool
 
     def human() -> None:
         for item in items:
-            flag = " (superseded)" if item.superseded else ""
-            flag += f" (shared by {item.shared_by})" if item.shared_by else ""
+            flag = item.flags
             click.echo(
                 f"== {item.id} {item.type} {format_time(item.created_at)} [{item.source}]{flag}"
             )

@@ -123,8 +123,7 @@ def _render_search(results: list[SearchResult]) -> tuple[SearchOut, str]:
             out.types.append(hit.type)
             out.dates.append(_date(hit.created_at))
             out.scores.append(round(hit.score, 4))
-            flag = " (superseded)" if hit.superseded else ""
-            flag += f" (shared by {hit.shared_by})" if hit.shared_by else ""
+            flag = hit.flags
             lines.append(
                 f"{hit.id} [{hit.type}, {hit.source}, {_date(hit.created_at)}]{flag} "
                 f"{hit.title}\n  {hit.snippet}"
@@ -141,8 +140,7 @@ def _render_items(items: list[Item]) -> tuple[GetOut, str]:
 
     parts = []
     for item in items:
-        flag = " (superseded)" if item.superseded else ""
-        flag += f" (shared by {item.shared_by})" if item.shared_by else ""
+        flag = item.flags
         parts.append(
             f"== {item.id} [{item.type}, {item.source}, {_date(item.created_at)}]{flag} "
             f"{item.title}\n{item.text}"

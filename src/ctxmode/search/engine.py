@@ -73,6 +73,12 @@ _ID = re.compile(r"^\s*(ctx|evt|doc):(\d{1,18})\s*$")
 _SPACE = re.compile(r"\s+")
 
 
+def _flags(superseded: bool, shared_by: str | None) -> str:
+    return (" (superseded)" if superseded else "") + (
+        f" (shared by {shared_by})" if shared_by else ""
+    )
+
+
 @dataclass(frozen=True)
 class Hit:
     """One compact search result; fetch its full text with ``get_items([hit.id])``."""
@@ -94,6 +100,12 @@ class Hit:
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "score": round(self.score, 4), "also": list(self.also)}
+
+    @property
+    def flags(self) -> str:
+        """What a listing adds after the title: superseded, whose, where else it occurs."""
+        flag = _flags(self.superseded, self.shared_by)
+        return flag + (f" (also in {', '.join(self.also)})" if self.also else "")
 
 
 @dataclass(frozen=True)
@@ -145,6 +157,11 @@ class Item:
     truncated: bool = False
     superseded: bool = False
     shared_by: str | None = None
+
+    @property
+    def flags(self) -> str:
+        """What a listing adds after the title: superseded, whose."""
+        return _flags(self.superseded, self.shared_by)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
