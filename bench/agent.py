@@ -1,9 +1,9 @@
 """Benchmark: what ctxmode costs inside a real Claude Code session.
 
-A scripted session (prompts 1 and 2 of the Claude Code harness: ToolSearch, TaskCreate, Read,
-Edit, a failing pytest, two commits, an MCP write_context, TaskUpdate, Read, Write: 11 tool
-calls, 4 UserPromptSubmit/Stop events) is played against a local stand-in for the model, so
-what is timed is the agent and what runs inside it. Three set-ups, interleaved run by run:
+A scripted session (prompts P1 and P2 of ``tests/e2e/test_claude_code.py``: ToolSearch, Read,
+Edit, a failing pytest, two commits, an MCP write_context, Read: 8 tool calls, 2 prompts) is
+played against the scripted Anthropic server of ``tests/e2e`` (``mock_anthropic``), so what is
+timed is the agent and what runs inside it. Three set-ups, interleaved run by run:
 
 - ``plain``: no ctxmode;
 - ``command``: ``ctxmode install claude-code`` as shipped (every hook a ``ctxmode hook`` process);
@@ -11,38 +11,43 @@ what is timed is the agent and what runs inside it. Three set-ups, interleaved r
   as ``"type": "mcp_tool"`` handlers calling ``record_hook`` in the running ``ctxmode serve``
   (``ctxmode.hooks.in_agent``).
 
-Printed, medians of ``--runs`` sessions each: wall time and the ratio to ``plain``; spawn ->
-first model request and the difference to ``plain``; per hook call, the time from Claude Code's
-``hook_started`` to its ``hook_response`` event on its output stream (by handler type); and the
-events each set-up stored (both ctxmode set-ups must store the same).
-Targets (issue 21): session ratio <= 1.3x, first request <= +0.3 s, <= 5 ms per mcp_tool call.
+Printed, medians of ``--runs`` sessions each (after one uncounted warm-up round): wall time and
+the ratio to ``plain``; spawn -> first model request and the difference to ``plain``; per hook
+call, the time from Claude Code's ``hook_started`` to its ``hook_response`` event on its output
+stream (by handler type); and the events each set-up stored (both ctxmode set-ups must store
+the same). Targets (issue 21): session ratio <= 1.3x, first request <= +0.3 s, <= 5 ms per
+mcp_tool call. Figures are claimed from ``--runs 5`` or more.
 
-The harness (mock Anthropic server, project, script, driver) is the Claude Code end-to-end
-harness's own code, imported from ``--harness`` (default ``$CTXMODE_CLAUDE_HARNESS``, else
-``tests/e2e/claude``, else ``/work/e2e/claude``); the Claude Code binary is the harness's
-(``$CLAUDE_BIN``). Without either, the benchmark says so and exits 0.
+Everything but the agent comes from ``tests/e2e`` (``harness``, ``mock_anthropic``, the session
+script and driver of ``test_claude_code``); Claude Code is the harness's pinned 2.1.332,
+installed from npm into ``~/.cache/ctxmode-e2e`` on first use. Without npm or the registry the
+benchmark says why and exits 0 (1 under ``CTXMODE_E2E_REQUIRED=1``).
 
-    .venv/bin/python bench/agent.py [--runs 5] [--harness DIR]
+    .venv/bin/python bench/agent.py [--runs 5] [--setups command,mcp_tool]
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-CTXMODE = Path(sys.executable).parent / "ctxmode"
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "e2e"))
+
+import harness as h  # noqa: E402
+import pytest  # noqa: E402
+import test_claude_code as e2e  # noqa: E402
+from mock_anthropic import MockAnthropic  # noqa: E402
+
 SETUPS = ("plain", "command", "mcp_tool")
+PROMPTS = (e2e.P1, e2e.P2)
 IN_AGENT_EVENTS = {
     "PostToolUse": "post-tool-use",
     "PostToolUseFailure": "post-tool-use-failure",
@@ -51,17 +56,35 @@ IN_AGENT_EVENTS = {
 }
 
 
-def find_harness(given: str | None) -> Path | None:
-    candidates = [given, os.environ.get("CTXMODE_CLAUDE_HARNESS")]
-    candidates += [str(REPO / "tests" / "e2e" / "claude"), "/work/e2e/claude"]
-    for c in candidates:
-        if (
-            c
-            and (Path(c) / "drive_claude.py").is_file()
-            and (Path(c) / "mock_anthropic.py").is_file()
-        ):
-            return Path(c)
-    return None
+class StampedClaude(e2e.Claude):
+    """The e2e driver, also keeping each stream line with its arrival time (monotonic)."""
+
+    def __init__(self, exe: Path, proj: Path, env: dict[str, str], args: list[str]) -> None:
+        self.stamped: list[tuple[float, dict[str, Any]]] = []
+        super().__init__(exe, proj, env, args)
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            now = time.monotonic()
+            try:
+                item = json.loads(line)
+            except ValueError:
+                continue
+            self.stamped.append((now, item))
+            self.lines.put(item)
+        self.lines.put(None)
+
+
+def claude_env(home: Path, url: str) -> dict[str, str]:
+    """The environment ``test_claude_code`` runs Claude Code in, pointed at ``url``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "ANTHROPIC"))}
+    env.update(h.git_env(home))
+    env.update(
+        ANTHROPIC_BASE_URL=url, ANTHROPIC_API_KEY="sk-ant-dummy-e2e", DISABLE_TELEMETRY="1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1", IS_SANDBOX="1",
+    )  # fmt: skip
+    return env
 
 
 def use_mcp_tool_hooks(proj: Path) -> None:
@@ -77,94 +100,44 @@ def use_mcp_tool_hooks(proj: Path) -> None:
     path.write_text(json.dumps(settings, indent=2))
 
 
-def one_session(drive: Any, mock_mod: Any, setup: str, tmp: Path) -> dict[str, Any]:
-    proj_s, home_s = drive.make_project(str(tmp))
-    proj, home = Path(proj_s), Path(home_s)
-    env_install = dict(os.environ, HOME=str(home))
+def one_session(exe: Path, setup: str, tmp: Path) -> dict[str, Any]:
+    proj, home = h.make_project(tmp)
     if setup != "plain":
-        for args in (["init"], ["install", "claude-code", "--scope", "project"]):
-            subprocess.run(
-                [str(CTXMODE), *args],
-                cwd=proj,
-                env=env_install,
-                check=True,
-                capture_output=True,
-                text=True,
-            )
+        for args in (("init",), ("install", "claude-code", "--scope", "project")):
+            proc = h.ctxmode(proj, home, *args)
+            if proc.returncode:
+                raise SystemExit(f"ctxmode {' '.join(args)} failed: {proc.stderr.strip()}")
         if setup == "mcp_tool":
             use_mcp_tool_hooks(proj)
-    script = drive.build_script(proj_s)
-    stream = tmp / "stream.jsonl"
-    with mock_mod.MockAnthropic(script, str(tmp / "requests.jsonl")) as mock:
-        env = drive.base_env(str(home), mock.url)
+    with MockAnthropic(e2e.script(proj), tmp / "requests.jsonl") as mock:
+        env = claude_env(home, mock.url)
         start = time.time()
-        claude = drive.Claude(proj_s, env, [], str(stream), str(tmp / "stderr.txt"))
-        for prompt in (drive.PROMPT1, drive.PROMPT2):
-            claude.send(prompt)
-            claude.wait_result()
+        claude = StampedClaude(exe, proj, env, [])
+        for prompt in PROMPTS:
+            claude.ask(prompt)
         rc = claude.close()
         wall = time.time() - start
-        first = (mock.state.first_request_t or 0) - claude.t0
+        first = mock.requests[0]["t"] - start if mock.requests else float("nan")
     hook_ms: dict[str, list[float]] = {}
     started: dict[str, tuple[float, str]] = {}
-    with open(stream) as f:
-        lines = f.read().splitlines()
-    # Arrival times of the stream's lines, written by the reader ``stamping`` installs.
-    for stamp, ev in _stamped(tmp, lines):
+    for stamp, ev in claude.stamped:
         if ev.get("subtype") == "hook_started":
             started[ev["hook_id"]] = (stamp, ev.get("hook_event", ""))
         elif ev.get("subtype") == "hook_response" and ev.get("hook_id") in started:
             t0, event = started.pop(ev["hook_id"])
             kind = "mcp_tool" if setup == "mcp_tool" and event in IN_AGENT_EVENTS else "command"
             hook_ms.setdefault(kind, []).append((stamp - t0) * 1000)
-    events = 0
-    if setup != "plain":
-        out = subprocess.run(
-            [str(CTXMODE), "events", "--json", "--limit", "1000"],
-            cwd=proj,
-            env=env_install,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        events = json.loads(out.stdout)["count"]
-    return {"rc": rc, "wall": wall, "first": first, "hooks": hook_ms, "events": events}
-
-
-def _stamped(tmp: Path, lines: list[str]) -> list[tuple[float, dict[str, Any]]]:
-    stamps_file = tmp / "stamps.txt"
-    stamps = [float(x) for x in stamps_file.read_text().split()] if stamps_file.exists() else []
-    out = []
-    for i, line in enumerate(lines):
-        try:
-            ev = json.loads(line)
-        except ValueError:
-            continue
-        out.append((stamps[i] if i < len(stamps) else 0.0, ev))
-    return out
-
-
-def stamping(drive: Any) -> None:
-    """Make the driver's stream reader write each line's arrival time next to the log."""
-
-    def _reader(self: Any) -> None:
-        stamps = open(Path(self.log.name).with_name("stamps.txt"), "a")  # noqa: SIM115
-        for line in self.p.stdout:
-            stamps.write(f"{time.monotonic()}\n")
-            stamps.flush()
-            self.log.write(line)
-            self.log.flush()
-            with contextlib.suppress(ValueError):
-                self.q.put(json.loads(line))
-        self.q.put(None)
-
-    drive.Claude._reader = _reader
+    events = len(h.events(proj, home)) if setup != "plain" else 0
+    errors = h.hooks_log(proj).count("ERROR") if setup != "plain" else 0
+    return {
+        "rc": rc, "wall": wall, "first": first, "hooks": hook_ms, "events": events,
+        "errors": errors,
+    }  # fmt: skip
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--harness", default=None)
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--runs", type=int, default=5, help="counted runs per set-up (>= 5)")
     parser.add_argument(
         "--setups",
         default=",".join(SETUPS),
@@ -172,33 +145,29 @@ def main() -> int:
     )
     opts = parser.parse_args()
     setups = tuple(s for s in SETUPS if s == "plain" or s in opts.setups.split(","))
-    if opts.runs < 5:
-        parser.error("--runs must be at least 5")
-    harness = find_harness(opts.harness)
-    if harness is None:
-        print("Claude Code harness not found (set --harness or CTXMODE_CLAUDE_HARNESS): skipped")
+    if opts.runs < 1:
+        parser.error("--runs must be at least 1 (5 or more for a figure)")
+    try:
+        exe = h.cli("claude")
+    except pytest.skip.Exception as exc:
+        print(f"Claude Code unavailable, skipped: {exc.msg}")
         return 0
-    sys.path.insert(0, str(harness))
-    import drive_claude as drive
-    import mock_anthropic as mock_mod
-
-    if not (os.path.isfile(drive.CLAUDE) and os.access(drive.CLAUDE, os.X_OK)):
-        print(f"Claude Code binary {drive.CLAUDE} missing (install it or set CLAUDE_BIN): skipped")
-        return 0
-    if not os.access(drive.TESTPY, os.X_OK):
-        print(f"{drive.TESTPY} (pytest for the scripted project) missing: skipped")
-        return 0
-    stamping(drive)
+    except pytest.fail.Exception as exc:  # CTXMODE_E2E_REQUIRED=1
+        print(f"Claude Code unavailable: {exc.msg}")
+        return 1
+    print(f"Claude Code {h.CLIS['claude'][1]} ({exe})")
     rows: dict[str, list[dict[str, Any]]] = {s: [] for s in setups}
     for i in range(opts.runs + 1):  # run 0 warms caches and is not counted
         for setup in setups:
             tmp = Path(tempfile.mkdtemp(prefix=f"ctxmode-agent-{setup}-"))
             try:
-                row = one_session(drive, mock_mod, setup, tmp)
+                row = one_session(exe, setup, tmp)
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
             if row["rc"] != 0:
                 print(f"{setup} run {i}: claude exited {row['rc']}")
+            if row["errors"]:
+                print(f"{setup} run {i}: {row['errors']} ERROR line(s) in hooks.log")
             if i:
                 rows[setup].append(row)
             print(
@@ -209,6 +178,8 @@ def main() -> int:
     med = {s: statistics.median(r["wall"] for r in rows[s]) for s in setups}
     first = {s: statistics.median(r["first"] for r in rows[s]) for s in setups}
     print(f"\nClaude Code session, median of {opts.runs} runs each (interleaved)")
+    if opts.runs < 5:
+        print("(fewer than 5 runs: a check that the benchmark works, not a figure)")
     print(f"{'setup':<10} {'wall':>8} {'ratio':>7} {'first request':>14} {'vs plain':>9}")
     for s in setups:
         print(
@@ -221,10 +192,8 @@ def main() -> int:
             xs = [x for r in rows[s] for x in r["hooks"].get(kind, [])]
             if xs:
                 print(f"  {s:<9} {kind:<9} {statistics.median(xs):7.1f} ms  ({len(xs)} calls)")
-    stored = {s: sorted({r["events"] for r in rows[s]}) for s in ("command", "mcp_tool")}
-    print(
-        f"\nevents stored per session: command {stored['command']}, mcp_tool {stored['mcp_tool']}"
-    )
+    stored = {s: sorted({r["events"] for r in rows[s]}) for s in setups[1:]}
+    print("\nevents stored per session: " + ", ".join(f"{s} {v}" for s, v in stored.items()))
     return 0
 
 

@@ -92,3 +92,25 @@ def test_locomo_bench_prints_turn_and_session_level_figures() -> None:
     assert float(figures[1]) > 0.5  # session-level R@5 of a working search
     every = next(line for line in lines if "all five categories" in line)
     assert "n=" in every and "R@5" in every
+
+
+@pytest.mark.e2e
+@pytest.mark.timeout(900)
+def test_agent_bench_times_the_in_agent_hook_path() -> None:
+    """bench/agent.py, one counted run: plain vs mcp_tool hooks in the real Claude Code."""
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "agent.py"), "--runs", "1", "--setups", "mcp_tool"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    if proc.returncode == 0 and "skipped: " in proc.stdout:
+        pytest.skip(proc.stdout.strip().splitlines()[-1])
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "claude exited" not in proc.stdout and "hooks.log" not in proc.stdout, proc.stdout
+    lines = proc.stdout.splitlines()
+    assert any(line.startswith("mcp_tool ") and "x " in line for line in lines)
+    timed = next(line for line in lines if line.split()[:2] == ["mcp_tool", "mcp_tool"])
+    assert float(timed.split()[2]) > 0
+    stored = next(line for line in lines if line.startswith("events stored per session:"))
+    assert "mcp_tool [0]" not in stored and "mcp_tool [" in stored
