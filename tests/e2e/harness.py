@@ -47,6 +47,18 @@ FAIL_LINE = (
     "old token accepted after rotation"
 )
 DECISION = "Use Google OAuth 2.0 rather than Passport"
+
+
+def says_what_failed(data: dict[str, Any]) -> bool:
+    """Whether an error event names the failing test and its whole message. pytest cuts its
+    ``FAILED`` line to the terminal's width (``old token a...``), so the message may come
+    from the ``E`` line instead."""
+    text = json.dumps(data)
+    return "tests/test_refresh.py::test_rotation" in text and (
+        "RefreshTokenReused: old token accepted after rotation" in text
+    )
+
+
 PYTEST = f"{shlex.quote(PYTHON)} -m pytest -q -p no:cacheprovider tests/test_refresh.py"
 COMMIT = "git add -A && git commit -m 'Shorten access TTL to 2h'"
 EMPTY_COMMIT = "git commit -m 'nothing here'"

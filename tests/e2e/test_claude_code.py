@@ -214,13 +214,11 @@ def test_tool_calls_land_in_their_categories(run: dict[str, Any]) -> None:
     assert any("test_refresh" in json.dumps(e["data"]) for e in errors)
 
 
-@pytest.mark.xfail(strict=False, reason="issue 16 extraction")
 def test_the_failure_keeps_its_informative_line(run: dict[str, Any]) -> None:
     evs = h.events(run["proj"], run["home"])
-    assert any(h.FAIL_LINE in json.dumps(e["data"]) for e in evs if e["category"] == "error")
+    assert any(h.says_what_failed(e["data"]) for e in evs if e["category"] == "error"), evs
 
 
-@pytest.mark.xfail(strict=False, reason="issue 16 extraction")
 def test_a_commit_that_failed_is_not_a_commit(run: dict[str, Any]) -> None:
     evs = h.events(run["proj"], run["home"])
     commits = [
