@@ -25,6 +25,13 @@ the same way, mapping its section tags onto ours. Skipped with a note when node 
 is missing (``CTXMODE_BENCH_CM`` = the package folder; default ``cm/node_modules/context-mode``
 beside this file).
 
+The replay does what the agent's side would have done between hook calls: ctxmode's MCP
+``write_context`` stores its context (``ctxmode add``, the response then carries the real id)
+before the PostToolUse that reports it, and a Gemini compression is written to the session's
+transcript (a ``$set`` of messages holding ``<state_snapshot>``, which is how Gemini CLI 0.61
+records one). Gemini gets the snapshot as plain text (it escapes XML): ``section:`` and
+``- item`` lines are scored the same way.
+
 ``noise`` facts (unrelated reads) are true but useless: matching items are counted apart.
 
 Targets: P1 100 %, P2 >= 95 %, 0 false items, <= 2,048 bytes.
@@ -127,7 +134,9 @@ def items_of(xml: str, aliases: dict[str, str] | None = None) -> list[tuple[str,
     for section in root:
         name = aliases.get(section.tag, section.tag)
         children = list(section)
-        if not children:  # context-mode: one fact per line of the section text
+        if not children and section.attrib:  # an item of its own (the brief's <task id status>)
+            out.append((name, flat(section)))
+        elif not children:  # context-mode: one fact per line of the section text
             out += [(name, norm(line)) for line in (section.text or "").splitlines() if line.strip()]
         for child in children:
             out.append((name, flat(child)))

@@ -58,6 +58,12 @@ _NAME_TAILS = (
 )
 
 
+_FILE_NAME = LazyRegex(
+    r"\.(?:py|pyi|js|jsx|ts|tsx|mjs|cjs|go|rs|rb|java|kt|c|h|cc|cpp|cs|php|sh|md|json|ya?ml"
+    r"|toml)$"
+)
+
+
 def _credential_like(value: str) -> bool:
     """Could an unquoted word after ``name:`` be a credential? At least 8 characters with a
     digit, a symbol of encodings (``+/=_-``) or an inner capital: ``hunter2pass``, ``sk-...``,
@@ -77,7 +83,12 @@ def _assignment(m: re.Match[str]) -> str:
         # ``name: word`` is YAML, a header or prose: a credential only if the value looks like
         # one, and never after an error or exception class name.
         name = head.split(":", 1)[0].strip().lower()
-        if name.endswith(_NAME_TAILS) or not _credential_like(value):
+        if (
+            name.endswith(_NAME_TAILS)
+            or _FILE_NAME.search(name)  # tests/test_password.py::test_x, auth.js:12
+            or value.startswith(":")
+            or not _credential_like(value)
+        ):
             return m.group(0)
     return head + "[REDACTED:secret]"
 

@@ -252,6 +252,8 @@ def _mirror_task(
     name = str(rec.data.get("subject") or rec.data.get("key"))[:500]
     status = rec.data.get("status")
     row = conn.execute("SELECT id FROM tasks WHERE external_key = ?", (key,)).fetchone()
+    if row is None and not rec.data.get("subject"):
+        return  # an update of a task created elsewhere: its agent id is no name for it
     if row is None:
         conn.execute(
             "INSERT INTO tasks(name, status, external_key, created_at, updated_at) "

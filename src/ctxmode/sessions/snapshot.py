@@ -89,7 +89,16 @@ _SHOW_TYPE = frozenset({"error", "environment", "subagent", "intent", "plan"})
 #: Data fields left out of the snapshot (redundant with the element or the section).
 _HIDDEN_FIELDS = frozenset({"tool", "key"})
 #: Element text limits per category (characters); the newest request gets ``REQUEST_CHARS``.
-_TEXT_CHARS = {"prompt": 120, "plan": 300, "agent_finding": 200, "data": 100, "mcp_tool": 80}
+_TEXT_CHARS = {
+    "prompt": 120,
+    "plan": 300,
+    "agent_finding": 200,
+    "data": 100,
+    "mcp_tool": 80,
+    # What broke: the failing test, its message and the exception (``sessions.failures``).
+    "error": 320,
+    "error_resolution": 320,
+}
 REQUEST_CHARS = 300
 
 _INVALID_XML = LazyRegex("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -320,7 +329,10 @@ def _files(events: list[tuple[int, str, dict[str, Any]]], root: str) -> list[_It
         _, ops, n, change = by_path.get(path, (0, [], 0, None))
         if type_ not in ops:
             ops = [*ops, type_]
-        by_path[path] = (event_id, ops, n + 1, change_text(type_, data) or change)
+        latest = change_text(type_, data)
+        if latest and change and latest != change:
+            latest = f"{latest}; {change.split('; ')[0]}"  # the two latest changes
+        by_path[path] = (event_id, ops, n + 1, latest or change)
     newest = sorted(by_path.items(), key=lambda kv: kv[1][0], reverse=True)
     items = []
     prefix = root.rstrip("/") + "/"
@@ -347,8 +359,10 @@ def _tasks(events: list[tuple[int, str, dict[str, Any]]]) -> list[_Item]:
             continue
         # Finished tasks go before open ones when trimming; in-progress ones never do.
         weight = {"completed": -1, "in_progress": 1}.get(status, 0)
+        if not data.get("subject"):
+            continue  # an update of a task this session never named: its id means nothing
         attrs = {"status": status}
-        text = str(data.get("subject") or data.get("key", ""))
+        text = str(data["subject"])
         items.append(_Item("task", (1, weight, event_id), status == "in_progress", attrs, text))
     return items
 
