@@ -299,6 +299,8 @@ def _generic(
     return items
 
 
+#: Files whose change text outlasts P2 items when the budget is short (the newest ones).
+_CHANGES_KEPT = 2
 #: Characters of each side of a file's latest change (``old -> new``).
 CHANGE_CHARS = 70
 
@@ -494,12 +496,15 @@ def _fit(head: str, items: list[_Item], budget: int) -> str:
     total = _nbytes(head) + _nbytes("\n</session_knowledge>") + sum(sizes.values())
     total += sum(overhead[c] for c in counts)
     kept = list(items)
-    # P4 and P3 items go first, then the change texts of files (oldest first), then P2, P1.
+    # P4 and P3 items go first, then the change texts of files (oldest first) but the two
+    # newest (the files in flight), then P2 items, those two changes, P1 items.
     order = sorted(items, key=lambda i: (-i.rank[0], i.rank[1], i.rank[2]))
     details = sorted((i for i in items if i.category == "file" and i.text), key=lambda i: i.rank)
     steps = [(i, False) for i in order if i.rank[0] >= 3]
-    steps += [(i, True) for i in details]
-    steps += [(i, False) for i in order if i.rank[0] < 3]
+    steps += [(i, True) for i in details[:-_CHANGES_KEPT]]
+    steps += [(i, False) for i in order if i.rank[0] == 2]
+    steps += [(i, True) for i in details[-_CHANGES_KEPT:]]
+    steps += [(i, False) for i in order if i.rank[0] < 2]
     for victim, detail_only in steps:
         if total <= budget:
             break
