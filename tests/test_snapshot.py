@@ -248,7 +248,7 @@ def test_files_show_their_latest_change_and_reads_of_them_are_not_repeated(store
     (file,) = root.iter("file")
     assert (file.get("path"), file.text) == (
         "src/auth/tokens.py",
-        "ACCESS_TTL = 86400 -> ACCESS_TTL = 7200; X = 1 -> X = 2",  # the two latest
+        "ACCESS_TTL = 86400 → ACCESS_TTL = 7200; X = 1 → X = 2",  # the two latest
     )
     assert [i.get("path") for i in root.iter("item")] == ["docs/other.md"]
 

@@ -301,7 +301,7 @@ def _generic(
 
 #: Files whose change text outlasts P2 items when the budget is short (the newest ones).
 _CHANGES_KEPT = 2
-#: Characters of each side of a file's latest change (``old -> new``).
+#: Characters of each side of a file's latest change (``old → new``).
 CHANGE_CHARS = 70
 
 
@@ -310,15 +310,16 @@ def _one_line(text: object) -> str:
 
 
 def change_text(type_: str, data: dict[str, Any]) -> str | None:
-    """A file event's change in a few words: ``ACCESS_TTL = 86400 -> ACCESS_TTL = 7200``, the
+    """A file event's change in a few words: ``ACCESS_TTL = 86400 → ACCESS_TTL = 7200``, the
     head of written content; None when the event holds no text."""
     old, new = _one_line(data.get("old") or ""), _one_line(data.get("new") or "")
     if not new and not old:
         return None
     if old and new:
-        return f"{_shorten(old, CHANGE_CHARS)} -> {_shorten(new, CHANGE_CHARS)}"
+        # An arrow, not "->": ">" is escaped in XML, and markup-looking text reads worse.
+        return f"{_shorten(old, CHANGE_CHARS)} → {_shorten(new, CHANGE_CHARS)}"
     if old:
-        return f"{_shorten(old, CHANGE_CHARS)} -> (removed)"
+        return f"{_shorten(old, CHANGE_CHARS)} → (removed)"
     return _shorten(new, CHANGE_CHARS)
 
 
