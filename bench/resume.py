@@ -41,6 +41,7 @@ Run: .venv/bin/python bench/resume.py [-v] [-k NAME] [--no-cm] [--sessions DIR] 
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import os
@@ -51,6 +52,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import unicodedata
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
@@ -99,6 +101,7 @@ CM_SECTIONS: dict[str, str] = {
     "rejected": "rejected",
     "intent": "intents",
     "user_requests": "requests",
+    "recent_user_messages": "requests",
     "last_request": "requests",
     "how_to_search": "help",
 }
@@ -134,10 +137,11 @@ def items_of(xml: str, aliases: dict[str, str] | None = None) -> list[tuple[str,
     for section in root:
         name = aliases.get(section.tag, section.tag)
         children = list(section)
-        if not children and section.attrib:  # an item of its own (the brief's <task id status>)
+        text = section.text or ""
+        if not children and "\n" in text.strip():  # context-mode: one fact per line
+            out += [(name, norm(line)) for line in text.splitlines() if line.strip()]
+        elif not children:
             out.append((name, flat(section)))
-        elif not children:  # context-mode: one fact per line of the section text
-            out += [(name, norm(line)) for line in (section.text or "").splitlines() if line.strip()]
         for child in children:
             out.append((name, flat(child)))
     return out
@@ -168,11 +172,17 @@ def matches(fact: dict[str, Any], section: str, text: str) -> bool:
     return all(norm(s) in text for s in fact["all"])
 
 
-def score(xml: str, session: dict[str, Any], aliases: dict[str, str] | None = None) -> dict[str, Any]:
+def score(
+    xml: str, session: dict[str, Any], aliases: dict[str, str] | None = None
+) -> dict[str, Any]:
     items = items_of(xml, aliases)
     whole = norm(xml)
-    res: dict[str, Any] = {"bytes": len(xml.encode("utf-8")), "items": len(items), "missing": [],
-                           "false": []}
+    res: dict[str, Any] = {
+        "bytes": len(xml.encode("utf-8")),
+        "items": len(items),
+        "missing": [],
+        "false": [],
+    }
     for tier in ("p1", "p2"):
         facts = session.get(tier, [])
         got = [f for f in facts if any(matches(f, s, t) for s, t in items)]
@@ -211,17 +221,41 @@ def compaction_events(session: dict[str, Any]) -> list[dict[str, Any]]:
     if session.get("output") == "brief":
         return []
     last = dict(session["events"][-1]["payload"])
-    keep = ("session_id", "transcript_path", "cwd", "turn_id", "model", "permission_mode", "timestamp")
+    keep = (
+        "session_id",
+        "transcript_path",
+        "cwd",
+        "turn_id",
+        "model",
+        "permission_mode",
+        "timestamp",
+    )
     base = {k: last[k] for k in keep if k in last}
     if session["agent"] == "gemini-cli":
         return [
-            {"event": "PreCompress", "payload": {**base, "hook_event_name": "PreCompress", "trigger": "auto"}},
-            {"event": "BeforeAgent", "payload": {**base, "hook_event_name": "BeforeAgent", "prompt": "continue"}},
+            {
+                "event": "PreCompress",
+                "payload": {**base, "hook_event_name": "PreCompress", "trigger": "auto"},
+            },
+            {
+                "event": "BeforeAgent",
+                "payload": {**base, "hook_event_name": "BeforeAgent", "prompt": "continue"},
+            },
         ]
     return [
-        {"event": "PreCompact", "payload": {**base, "hook_event_name": "PreCompact", "trigger": "auto",
-                                            "custom_instructions": None}},
-        {"event": "SessionStart", "payload": {**base, "hook_event_name": "SessionStart", "source": "compact"}},
+        {
+            "event": "PreCompact",
+            "payload": {
+                **base,
+                "hook_event_name": "PreCompact",
+                "trigger": "auto",
+                "custom_instructions": None,
+            },
+        },
+        {
+            "event": "SessionStart",
+            "payload": {**base, "hook_event_name": "SessionStart", "source": "compact"},
+        },
     ]
 
 
@@ -236,14 +270,20 @@ _PLAIN = {
 _WRITE_CONTEXT = ("mcp__ctxmode__write_context", "mcp_ctxmode_write_context")
 
 
-def _store_context(exe: str, payload: dict[str, Any], project: Path, env: dict[str, str],
-                   errors: list[str]) -> dict[str, Any]:
+def _store_context(
+    exe: str, payload: dict[str, Any], project: Path, env: dict[str, str], errors: list[str]
+) -> dict[str, Any]:
     """Do what ctxmode's MCP server does before the agent's PostToolUse of write_context: store
     the context (``ctxmode add``) and answer with its real id."""
     inp = payload.get("tool_input") or {}
-    proc = subprocess.run([exe, "add", str(inp.get("type", "note")), str(inp.get("content", "")),
-                           "--json"], cwd=project, env=env, capture_output=True, text=True,
-                          timeout=60)
+    proc = subprocess.run(
+        [exe, "add", str(inp.get("type", "note")), str(inp.get("content", "")), "--json"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     try:
         new_id = int(json.loads(proc.stdout)["id"])
     except (ValueError, KeyError, TypeError):
@@ -255,7 +295,10 @@ def _store_context(exe: str, payload: dict[str, Any], project: Path, env: dict[s
             value = re.sub(r'("id\\?"\s*:\s*)\d+', lambda m: m.group(1) + str(new_id), value)
             return re.sub(r"#\d+", f"#{new_id}", value)
         if isinstance(value, dict):
-            return {k: (new_id if k == "id" and isinstance(v, int) else fix(v)) for k, v in value.items()}
+            return {
+                k: (new_id if k == "id" and isinstance(v, int) else fix(v))
+                for k, v in value.items()
+            }
         if isinstance(value, list):
             return [fix(v) for v in value]
         return value
@@ -264,7 +307,11 @@ def _store_context(exe: str, payload: dict[str, Any], project: Path, env: dict[s
 
 
 def _env(tmp: Path, project: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CTXMODE_", "CLAUDE_", "GEMINI_", "CODEX_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("CTXMODE_", "CLAUDE_", "GEMINI_", "CODEX_"))
+    }
     home = tmp / "home"
     home.mkdir(exist_ok=True)
     env.update(HOME=str(home), CLAUDE_PROJECT_DIR=str(project), GEMINI_PROJECT_DIR=str(project))
@@ -274,7 +321,7 @@ def _env(tmp: Path, project: Path) -> dict[str, str]:
 def run_ctxmode(exe: str, session: dict[str, Any]) -> tuple[str, list[str]]:
     """Replay a session; return (scored XML, hook errors)."""
     errors: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="resume-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="resume-", ignore_cleanup_errors=True) as tmp:
         project = Path(tmp) / "proj"
         (project / ".git").mkdir(parents=True)
         env = _env(Path(tmp), project)
@@ -287,20 +334,42 @@ def run_ctxmode(exe: str, session: dict[str, Any]) -> tuple[str, list[str]]:
             payload = _rewrite(step["payload"], str(project))
             if session["agent"] == "gemini-cli":
                 payload["transcript_path"] = str(chat)
-            if payload.get("tool_name") in _WRITE_CONTEXT and step["event"] in ("PostToolUse", "AfterTool"):
+            if payload.get("tool_name") in _WRITE_CONTEXT and step["event"] in (
+                "PostToolUse",
+                "AfterTool",
+            ):
                 payload = _store_context(exe, payload, project, env, errors)
             proc = subprocess.run(
                 [exe, "hook", step["event"], "--agent", session["agent"]],
-                input=json.dumps(payload), cwd=project, env=env, capture_output=True, text=True,
+                input=json.dumps(payload),
+                cwd=project,
+                env=env,
+                capture_output=True,
+                text=True,
                 timeout=60,
             )
             if proc.returncode != 0 or proc.stderr.strip():
                 errors.append(f"{step['event']}: rc={proc.returncode} {proc.stderr.strip()[:200]}")
             if step["event"] == "PreCompress":
                 with chat.open("a", encoding="utf-8") as fh:
-                    fh.write(json.dumps({"$set": {"messages": [
-                        {"role": "user", "parts": [{"text": "<state_snapshot>...</state_snapshot>"}]}
-                    ]}}, separators=(",", ":")) + "\n")
+                    fh.write(
+                        json.dumps(
+                            {
+                                "$set": {
+                                    "messages": [
+                                        {
+                                            "role": "user",
+                                            "parts": [
+                                                {"text": "<state_snapshot>...</state_snapshot>"}
+                                            ],
+                                        }
+                                    ]
+                                }
+                            },
+                            separators=(",", ":"),
+                        )
+                        + "\n"
+                    )
             out = proc.stdout.strip()
             if out:
                 try:
@@ -332,8 +401,18 @@ def cm_package() -> Path | None:
     return None
 
 
+#: context-mode's hooks self-heal better-sqlite3 (npm install/rebuild inside the package) when
+#: a probe fails; concurrent hook processes then crash (SIGBUS) or time out. One at a time.
+_CM_LOCK = threading.Lock()
+
+
 def run_cm(pkg: Path, session: dict[str, Any]) -> tuple[str, list[str]]:
     """Replay the events context-mode registers for the agent; return its resume snapshot."""
+    with _CM_LOCK:
+        return _run_cm(pkg, session)
+
+
+def _run_cm(pkg: Path, session: dict[str, Any]) -> tuple[str, list[str]]:
     hooks = CM_HOOKS[session["agent"]]
     errors: list[str] = []
     with tempfile.TemporaryDirectory(prefix="resume-cm-", ignore_cleanup_errors=True) as tmp:
@@ -342,8 +421,15 @@ def run_cm(pkg: Path, session: dict[str, Any]) -> tuple[str, list[str]]:
         cfg = Path(tmp) / "cfg"
         cfg.mkdir()
         env = _env(Path(tmp), project)
-        env.update(CLAUDE_CONFIG_DIR=str(cfg), CODEX_HOME=str(cfg), GEMINI_CLI_HOME=str(cfg),
-                   CONTEXT_MODE_SESSION_SUFFIX="")
+        env.update(
+            CLAUDE_CONFIG_DIR=str(cfg),
+            CODEX_HOME=str(cfg),
+            GEMINI_CLI_HOME=str(cfg),
+            CONTEXT_MODE_SESSION_SUFFIX="",
+        )
+        for agent_dir in (".claude", ".codex", ".gemini"):  # as after a real install: the
+            # Gemini hooks log to ~/.gemini/context-mode first and record nothing without it
+            (Path(env["HOME"]) / agent_dir / "context-mode").mkdir(parents=True, exist_ok=True)
         brief = ""
         for step in session["events"] + compaction_events(session):
             script = hooks.get(step["event"])
@@ -351,9 +437,15 @@ def run_cm(pkg: Path, session: dict[str, Any]) -> tuple[str, list[str]]:
                 continue  # not registered for this agent: context-mode never sees it
             payload = _rewrite(step["payload"], str(project))
             try:
-                proc = subprocess.run(["node", str(pkg / script)], input=json.dumps(payload),
-                                      cwd=project, env=env, capture_output=True, text=True,
-                                      timeout=20)
+                proc = subprocess.run(
+                    ["node", str(pkg / script)],
+                    input=json.dumps(payload),
+                    cwd=project,
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=20,
+                )
             except subprocess.TimeoutExpired:
                 errors.append(f"{step['event']}: {script} timed out (20 s)")
                 if len(errors) >= 2:
@@ -362,10 +454,12 @@ def run_cm(pkg: Path, session: dict[str, Any]) -> tuple[str, list[str]]:
             if proc.returncode != 0:
                 errors.append(f"{step['event']}: rc={proc.returncode} {proc.stderr.strip()[:200]}")
             if step["event"] == "SessionStart" and proc.stdout.strip():
-                try:
-                    brief = json.loads(proc.stdout).get("hookSpecificOutput", {}).get("additionalContext", "")
-                except (ValueError, AttributeError):
-                    pass
+                with contextlib.suppress(ValueError, AttributeError):
+                    brief = (
+                        json.loads(proc.stdout)
+                        .get("hookSpecificOutput", {})
+                        .get("additionalContext", "")
+                    )
         if session.get("output") == "brief":
             return brief, errors
         snaps = []
@@ -389,8 +483,10 @@ def pct(got: int, want: int) -> str:
 
 def table(title: str, results: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
     print(f"\n{title}")
-    print(f"{'agent':<12} {'sessions':>8} {'P1 recall':>15} {'P2 recall':>15} {'false items':>11} "
-          f"{'noise':>5} {'bytes med':>9} {'bytes max':>9}")
+    print(
+        f"{'agent':<12} {'sessions':>8} {'P1 recall':>15} {'P2 recall':>15} {'false items':>11} "
+        f"{'noise':>5} {'bytes med':>9} {'bytes max':>9}"
+    )
     for agent in (*AGENTS, "overall"):
         rows = [r for s, r in results if agent in ("overall", s["agent"])]
         if not rows:
@@ -400,8 +496,11 @@ def table(title: str, results: list[tuple[dict[str, Any], dict[str, Any]]]) -> N
         false = sum(r["false_items"] for r in rows)
         noise = sum(r["noise_items"] for r in rows)
         sizes = [r["bytes"] for r in rows]
-        print(f"{agent:<12} {len(rows):>8} {pct(*p1):>7} {p1[0]:>3}/{p1[1]:<3} {pct(*p2):>7} "
-              f"{p2[0]:>3}/{p2[1]:<3} {false:>11} {noise:>5} {int(statistics.median(sizes)):>9} {max(sizes):>9}")
+        print(
+            f"{agent:<12} {len(rows):>8} {pct(*p1):>7} {p1[0]:>3}/{p1[1]:<3} {pct(*p2):>7} "
+            f"{p2[0]:>3}/{p2[1]:<3} {false:>11} {noise:>5} {int(statistics.median(sizes)):>9} "
+            f"{max(sizes):>9}"
+        )
 
 
 def show(fact: dict[str, Any]) -> str:
@@ -413,8 +512,11 @@ def main(argv: list[str]) -> int:
     verbose = "-v" in argv or "-vv" in argv
     only = argv[argv.index("-k") + 1] if "-k" in argv else None
     jobs = int(argv[argv.index("-j") + 1]) if "-j" in argv else 4
-    folder = Path(argv[argv.index("--sessions") + 1]) if "--sessions" in argv else next(
-        (d for d in (HERE / "resume_sessions", HERE / "sessions") if d.is_dir()), None)
+    folder = (
+        Path(argv[argv.index("--sessions") + 1])
+        if "--sessions" in argv
+        else next((d for d in (HERE / "resume_sessions", HERE / "sessions") if d.is_dir()), None)
+    )
     if folder is None or not any(folder.glob("*.json")):
         print("resume bench skipped: no sessions folder (resume_sessions/ or sessions/)")
         return 0
@@ -428,7 +530,9 @@ def main(argv: list[str]) -> int:
     pkg = None if "--no-cm" in argv else cm_package()
     print(f"{len(sessions)} sessions from {folder}; ctxmode: {exe}; budget {BUDGET} bytes")
 
-    def one(session: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any] | None]:
+    def one(
+        session: dict[str, Any],
+    ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any] | None]:
         xml, errs = run_ctxmode(exe, session)
         ours = {**score(xml, session), "xml": xml, "errors": errs}
         theirs = None
@@ -440,12 +544,27 @@ def main(argv: list[str]) -> int:
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         done = list(pool.map(one, sessions))
     for session, ours, theirs in done:
-        flag = "" if (ours["p1"][0] == ours["p1"][1] and ours["p2"][0] == ours["p2"][1]
-                      and not ours["false_items"] and ours["bytes"] <= BUDGET) else "  <-"
-        cm = f"  | cm P1 {theirs['p1'][0]}/{theirs['p1'][1]} P2 {theirs['p2'][0]}/{theirs['p2'][1]} " \
-             f"false {theirs['false_items']} noise {theirs['noise_items']} {theirs['bytes']}B" if theirs else ""
-        print(f"{session['name']:<24} P1 {ours['p1'][0]:>2}/{ours['p1'][1]:<2} P2 {ours['p2'][0]:>2}/"
-              f"{ours['p2'][1]:<2} false {ours['false_items']} noise {ours['noise_items']} {ours['bytes']:>5}B{cm}{flag}")
+        flag = (
+            ""
+            if (
+                ours["p1"][0] == ours["p1"][1]
+                and ours["p2"][0] == ours["p2"][1]
+                and not ours["false_items"]
+                and ours["bytes"] <= BUDGET
+            )
+            else "  <-"
+        )
+        cm = (
+            f"  | cm P1 {theirs['p1'][0]}/{theirs['p1'][1]} P2 {theirs['p2'][0]}/{theirs['p2'][1]} "
+            f"false {theirs['false_items']} noise {theirs['noise_items']} {theirs['bytes']}B"
+            if theirs
+            else ""
+        )
+        print(
+            f"{session['name']:<24} P1 {ours['p1'][0]:>2}/{ours['p1'][1]:<2} P2 {ours['p2'][0]:>2}/"
+            f"{ours['p2'][1]:<2} false {ours['false_items']} noise {ours['noise_items']} "
+            f"{ours['bytes']:>5}B{cm}{flag}"
+        )
         if verbose:
             for err in ours["errors"]:
                 print(f"    hook error: {err}")
@@ -463,8 +582,10 @@ def main(argv: list[str]) -> int:
     if pkg is not None:
         table(f"context-mode ({pkg}), same payloads", [(s, t) for s, _, t in done if t])
     else:
-        print("\ncontext-mode: skipped (node or the context-mode package is missing; "
-              "npm install context-mode into cm/ or set CTXMODE_BENCH_CM)")
+        print(
+            "\ncontext-mode: skipped (node or the context-mode package is missing; "
+            "npm install context-mode into cm/ or set CTXMODE_BENCH_CM)"
+        )
     print(f"\ntargets: P1 100%, P2 >= 95%, 0 false items, <= {BUDGET} bytes")
     return 0
 
