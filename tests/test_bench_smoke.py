@@ -15,7 +15,7 @@ BENCH = Path(__file__).resolve().parent.parent / "bench"
     ("script", "args", "expect"),
     [
         ("knowledge.py", ["--contexts", "2000", "--samples", "5"], "write_context"),
-        ("resume.py", [], "2 KB: P1"),
+        ("resume.py", ["-k", "cc-tasks", "--no-cm", "-j", "1"], "P1 recall"),
         ("hooks.py", ["--no-context-mode", "--runs", "3"], "post-tool-use"),
         ("cli.py", ["--runs", "2"], "all modules"),
         ("cmrc.py", ["--data", "/nonexistent/cmrc2018"], "skipped: "),

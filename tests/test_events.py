@@ -39,8 +39,9 @@ def by_category(recs: list[EventRecord]) -> dict[str, list[EventRecord]]:
     return out
 
 
-def test_there_are_23_categories_with_the_issue_priorities() -> None:
-    assert len(CATEGORIES) == 23
+def test_there_are_24_categories_with_the_issue_priorities() -> None:
+    # 23 from the design, plus knowledge (contexts stored through ctxmode's MCP tools).
+    assert len(CATEGORIES) == 24
     assert [c for c, p in CATEGORIES.items() if p == 1] == [
         "file",
         "task",
@@ -48,7 +49,7 @@ def test_there_are_23_categories_with_the_issue_priorities() -> None:
         "rule",
         "prompt",
     ]
-    assert sum(1 for p in CATEGORIES.values() if p == 2) == 10
+    assert sum(1 for p in CATEGORIES.values() if p == 2) == 11
     assert sum(1 for p in CATEGORIES.values() if p == 3) == 6
     assert [c for c, p in CATEGORIES.items() if p == 4] == ["intent", "data"]
 
@@ -242,3 +243,114 @@ def test_secrets_are_redacted_in_every_record() -> None:
     assert token not in json.dumps([r.data for r in recs])
     prompt = prompt_records(f"use api key sk-ant-{'b' * 30} please")
     assert "bbbbbbbbbbbb" not in json.dumps([r.data for r in prompt])
+
+
+# -- issue 16: a cue quotes what the sentence states, never the whole prompt again ------------
+
+
+def cues(text: str) -> list[tuple[str, str]]:
+    return [
+        (r.category, str(r.data.get("text", r.type)))
+        for r in prompt_records(text)
+        if r.category not in ("prompt", "external_ref")
+    ]
+
+
+def test_instead_of_rejects_the_phrase_not_the_request() -> None:
+    text = "Refactor the auth module: access tokens should live 2 hours instead of 24"
+    assert cues(text) == [("rejected_approach", "instead of 24"), ("intent", "refactor")]
+    email = (
+        "Please make sure the signup form validates email addresses properly instead of "
+        "only checking for an @"
+    )
+    # The constraint would be the whole request: not repeated.
+    assert cues(email) == [("rejected_approach", "instead of only checking for an @")]
+    both = (
+        "Use a regex from the validator package rather than writing our own; "
+        "don't touch the login form"
+    )
+    assert cues(both) == [
+        ("rejected_approach", "rather than writing our own"),
+        ("constraint", "don't touch the login form"),
+    ]
+
+
+def test_chinese_and_mixed_prompts_quote_their_clauses() -> None:
+    assert cues("重构登录模块：不要修改公开的 API，用 bcrypt 而不是 md5 来存储密码") == [
+        ("constraint", "不要修改公开的 API"),
+        ("rejected_approach", "而不是 md5 来存储密码"),
+        ("intent", "refactor"),
+    ]
+    assert cues("错误信息要改成中文，别动数据库结构") == [("constraint", "别动数据库结构")]
+    assert cues(
+        "把 ACCESS_TTL 改成 7200 秒，不要改 REFRESH_TTL；测试用 pytest 而不是 unittest"
+    ) == [
+        ("constraint", "不要改 REFRESH_TTL"),
+        ("rejected_approach", "而不是 unittest"),
+    ]
+
+
+def test_nouns_and_questions_are_not_intents_or_decisions() -> None:
+    assert cues("Make the error message for an expired reset link friendlier") == []
+    assert cues("New session: what was decided about auth?") == []
+    assert cues("Which option did we choose for caching?") == []
+    assert ("intent", "fix") in cues("Run the tests and fix what fails")
+    # A condition stays with what it conditions.
+    assert ("constraint", "If the build fails, don't retry") in cues(
+        "If the build fails, don't retry. Add retry support to the client."
+    )
+
+
+def test_ctxmode_write_context_is_knowledge_with_its_id_not_an_mcp_call() -> None:
+    shapes = [
+        '{"id":7,"verified":true,"deduplicated":false,"superseded_id":null,"checks":[]}',
+        {
+            "content": [{"type": "text", "text": "Stored decision #7. Verified."}],
+            "structuredContent": {"id": 7},
+            "isError": False,
+        },
+        {
+            "llmContent": [
+                {"text": "<untrusted_context>\nStored decision #7.\n</untrusted_context>"}
+            ]
+        },
+    ]
+    for resp in shapes:
+        ev = NormalizedHookEvent(
+            agent="claude-code",
+            kind="post_tool_use",
+            session_id="s",
+            tool_name="mcp__ctxmode__write_context",
+            tool_input={"type": "decision", "content": "Use Google OAuth 2.0 rather than Passport"},
+            tool_response=resp,
+        )
+        (rec,) = extract(ev)
+        assert (rec.category, rec.type, rec.data) == (
+            "knowledge",
+            "decision",
+            {"id": 7, "text": "Use Google OAuth 2.0 rather than Passport"},
+        )
+
+
+def test_a_git_command_is_recorded_once_and_staging_not_at_all() -> None:
+    ev = NormalizedHookEvent(
+        agent="claude-code",
+        kind="post_tool_use",
+        session_id="s",
+        tool_name="Bash",
+        tool_input={"command": 'git add -A && git commit -q -m "Shorten access token lifetime"'},
+    )
+    assert [(r.category, r.type, r.data) for r in extract(ev)] == [
+        ("git", "commit", {"op": "commit", "message": "Shorten access token lifetime"})
+    ]
+
+
+def test_edit_snippets_keep_their_lines() -> None:
+    ev = NormalizedHookEvent(
+        agent="claude-code",
+        kind="post_tool_use",
+        session_id="s",
+        tool_name="Write",
+        tool_input={"file_path": "/p/notes.md", "content": "# Notes\n\nrotate   refresh tokens\n"},
+    )
+    assert extract(ev)[0].data["new"] == "# Notes\nrotate refresh tokens"

@@ -302,3 +302,37 @@ def test_failure_told_from_output(output: str, command: str) -> None:
 )
 def test_ordinary_output_is_not_a_failure(output: str, command: str) -> None:
     assert not looks_failed(output, command)
+
+
+def test_details_found_in_the_resume_bench_are_kept() -> None:
+    maven = (
+        "[ERROR] Tests run: 4, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 0.041 s <<< "
+        "FAILURE! -- in com.shop.OrderServiceTest\n"
+        "[ERROR] com.shop.OrderServiceTest.appliesDiscount -- Time elapsed: 0.008 s <<< FAILURE!\n"
+        "org.opentest4j.AssertionFailedError: expected: <90> but was: <100>\n"
+    )
+    lines = informative_lines(maven)
+    assert lines[0].startswith("[ERROR] com.shop.OrderServiceTest.appliesDiscount")
+    assert lines[-1].startswith("[ERROR] Tests run: 4")  # the summary last
+    node = (
+        "TypeError: Cannot read properties of undefined (reading 'map')\n"
+        "    at renderList (/p/src/list.js:12:16)\n"
+        "    at Module._compile (node:internal/modules/cjs/loader:1358:14)\n"
+    )
+    assert informative_lines(node)[1] == "at renderList (/p/src/list.js:12:16)"
+    javac = (
+        "App.java:14: error: cannot find symbol\n    x = load(path);\n  symbol:   variable path\n"
+    )
+    assert "symbol:   variable path" in informative_lines(javac)
+    mocha = (
+        "  1) Parser\n  AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:\n"
+        "\n0 !== 1\n"
+    )
+    assert "0 !== 1" in informative_lines(mocha)
+    pytest_e = (
+        "E       RefreshTokenReused: old token accepted\n"
+        "FAILED tests/test_refresh.py::test_rotation - RefreshTokenReused: old token accepted\n"
+    )
+    assert informative_lines(pytest_e) == [
+        "FAILED tests/test_refresh.py::test_rotation - RefreshTokenReused: old token accepted"
+    ]

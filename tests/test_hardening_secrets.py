@@ -90,6 +90,7 @@ SECRETS: list[tuple[str, str]] = [
         "dXNlcjpzM2NyZXRwYXNzd29yZA",
     ),
     ('{"client_secret": "JsonClientSecret31415926"}', "JsonClientSecret31415926"),
+    ("db_password: YamlPassw0rd5544", "YamlPassw0rd5544"),
     ("note <private>diary entry PRIVATE-MARKER-7777</private> end", "PRIVATE-MARKER-7777"),
 ]
 NEEDLES = [needle for _, needle in SECRETS]
@@ -350,6 +351,16 @@ BENIGN = [
     "AKIA prefixes identify AWS access keys.",
     "ssh-keygen -t ed25519 -C 'me@example.com'",
     "https://github.com/encode/httpx/pull/1234",
+    # Error text and prose from real test runs (issue 16): a name with Token, Auth or Key
+    # followed by ": word" is not a credential field.
+    "TokenExpiredError: session expired at 12:00",
+    "FAILED tests/test_refresh.py::test_rotation - RefreshTokenReused: old token accepted",
+    "E       RefreshTokenReused: old token accepted after rotation",
+    "Rename AuthKeyStore to KeyRing and keep the token: prefix in cache keys",
+    "AuthError: Unauthorized access to /admin",
+    "KeyError: 'user_id'",
+    "Expected token: Received",
+    "FAILED tests/test_password.py::test_legacy_hash - ValueError: Invalid salt",
 ]
 
 

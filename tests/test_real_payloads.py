@@ -31,8 +31,10 @@ def test_gemini_mcp_tools_are_named_like_the_others() -> None:
     ev = norm(GEM, "real.AfterTool.mcp_ctxmode_write_context")
     assert ev.tool_name == "mcp__ctxmode__write_context"
     assert ev.raw_tool_name == "mcp_ctxmode_write_context"
-    (rec,) = [r for r in extract(ev) if r.category == "mcp_tool"]
-    assert (rec.data["server"], rec.data["tool"]) == ("ctxmode", "write_context")
+    # ctxmode's own write_context is the context it stored (type, id, text), not an MCP call.
+    (rec,) = extract(ev)
+    assert (rec.category, rec.type, rec.data["id"]) == ("knowledge", "decision", 1)
+    assert rec.data["text"] == "Use Google OAuth 2.0 rather than Passport"
 
 
 def test_a_gemini_shell_result_with_a_nonzero_exit_code_is_a_failure() -> None:

@@ -228,3 +228,91 @@ def test_event_data_is_decoded_alone_when_a_row_is_damaged() -> None:
     assert _decode_all(['{"path": "a.py"', '{"text": "x"}']) == [None, {"text": "x"}]
     assert _decode_all(['{"a": 1}, {"b": 2}', '{"c": 3}']) == [None, {"c": 3}]
     assert _decode_all([]) == []
+
+
+# -- issue 16: what the snapshot states -------------------------------------------------------
+
+
+def test_files_show_their_latest_change_and_reads_of_them_are_not_repeated(store: Store) -> None:
+    path = f"{store.root}/src/auth/tokens.py"
+    prompt(store, "Access tokens should live 2 hours")
+    call(store, "Read", {"file_path": path})
+    call(store, "Read", {"file_path": f"{store.root}/docs/other.md"})
+    call(store, "Edit", {"file_path": path, "old_string": "X = 1", "new_string": "X = 2"})
+    call(
+        store,
+        "Edit",
+        {"file_path": path, "old_string": "ACCESS_TTL = 86400", "new_string": "ACCESS_TTL = 7200"},
+    )
+    root = parse(snapshot.build_snapshot(store, SID).xml)
+    (file,) = root.iter("file")
+    assert (file.get("path"), file.text) == (
+        "src/auth/tokens.py",
+        "ACCESS_TTL = 86400 → ACCESS_TTL = 7200; X = 1 → X = 2",  # the two latest
+    )
+    assert [i.get("path") for i in root.iter("item")] == ["docs/other.md"]
+
+
+def test_file_changes_give_way_before_p2_items(store: Store) -> None:
+    for i in range(12):
+        call(
+            store,
+            "Edit",
+            {
+                "file_path": f"{store.root}/src/m{i}.py",
+                "old_string": "a" * 90,
+                "new_string": "b" * 90,
+            },
+        )
+    call(store, "Bash", {"command": "git commit -m 'parser: first cut'"})
+    xml = snapshot.build_snapshot(store, SID, budget_bytes=1024).xml
+    root = parse(xml)
+    assert len(xml.encode()) <= 1024
+    assert [a.text for a in root.iter("action")] == ["parser: first cut"]
+    files = list(root.iter("file"))
+    assert len(files) == 12 and files[-1].text  # the newest change kept, older ones dropped
+    assert any(f.text is None for f in files)
+
+
+def test_knowledge_written_in_the_session_shows_from_the_store_with_its_id(store: Store) -> None:
+    prompt(store, "Pick the sign-in provider")
+    made = store.write_context("decision", "Use Google OAuth 2.0 rather than Passport")
+    note = store.write_context("convention", "Tests live next to the code")
+    # The hook's record of the MCP call that wrote it: shown once, as the stored context.
+    call(
+        store,
+        "mcp__ctxmode__write_context",
+        {"type": "decision", "content": "Use Google OAuth 2.0 rather than Passport"},
+        tool_response=f'{{"id":{made.id},"verified":true}}',
+    )
+    # A knowledge event whose context this store does not hold is shown from the event.
+    call(
+        store,
+        "mcp__ctxmode__write_context",
+        {"type": "decision", "content": "Elsewhere"},
+        tool_response='{"id":999}',
+    )
+    root = parse(snapshot.build_snapshot(store, SID).xml)
+    decisions = [(d.get("id"), d.text) for d in root.iter("decision")]
+    assert decisions == [
+        (str(made.id), "Use Google OAuth 2.0 rather than Passport"),
+        ("999", "Elsewhere"),
+    ]
+    assert [(c.get("id"), c.get("type"), c.text) for c in root.iter("context")] == [
+        (str(note.id), "convention", "Tests live next to the code")
+    ]
+    assert root.find("mcp") is None
+
+
+def test_a_fixed_error_shows_as_resolved_with_what_broke(store: Store) -> None:
+    failure = (
+        "Exit code 1\nFAIL: test_expiry (tests.test_tokens.TokenTests.test_expiry)\n"
+        "AssertionError: 86400 != 7200\nFAILED (failures=1)"
+    )
+    cmd = "python -m unittest tests.test_tokens"
+    call(store, "Bash", {"command": cmd}, kind="post_tool_use_failure", error=failure)
+    call(store, "Bash", {"command": cmd})
+    root = parse(snapshot.build_snapshot(store, SID).xml)
+    assert root.find("errors") is None
+    (fixed,) = root.iter("resolved")
+    assert "test_expiry" in (fixed.text or "") and fixed.get("target") == cmd

@@ -37,8 +37,60 @@ _CODE_VALUE = LazyRegex(
 )
 
 
+#: Words after a secret-looking name and a colon that make it an identifier or prose, not a
+#: credential field: ``TokenExpiredError: session expired``, ``RefreshTokenReused: old token``.
+_NAME_TAILS = (
+    "error",
+    "exception",
+    "warning",
+    "failure",
+    "reused",
+    "expired",
+    "invalid",
+    "denied",
+    "missing",
+    "mismatch",
+    "required",
+    "found",
+    "count",
+    "limit",
+    "type",
+)
+
+
+_FILE_NAME = LazyRegex(
+    r"\.(?:py|pyi|js|jsx|ts|tsx|mjs|cjs|go|rs|rb|java|kt|c|h|cc|cpp|cs|php|sh|md|json|ya?ml"
+    r"|toml)$"
+)
+
+
+def _credential_like(value: str) -> bool:
+    """Could an unquoted word after ``name:`` be a credential? At least 8 characters with a
+    digit, a symbol of encodings (``+/=_-``) or an inner capital: ``hunter2pass``, ``sk-...``,
+    ``plainAssignToken55``; ordinary words (``session``, ``prefix``, ``Received``) are not."""
+    if len(value) < 8:
+        return False
+    if any(c.isdigit() for c in value) or any(c in "+/=_-." for c in value):
+        return True
+    return any(c.isupper() for c in value[1:]) and any(c.islower() for c in value)
+
+
 def _assignment(m: re.Match[str]) -> str:
-    return m.group(0) if _CODE_VALUE.match(m.group(2)) else m.group(1) + "[REDACTED:secret]"
+    head, value = m.group(1), m.group(2)
+    if _CODE_VALUE.match(value):
+        return m.group(0)
+    if "=" not in head and value[:1] not in "\"'":
+        # ``name: word`` is YAML, a header or prose: a credential only if the value looks like
+        # one, and never after an error or exception class name.
+        name = head.split(":", 1)[0].strip().lower()
+        if (
+            name.endswith(_NAME_TAILS)
+            or _FILE_NAME.search(name)  # tests/test_password.py::test_x, auth.js:12
+            or value.startswith(":")
+            or not _credential_like(value)
+        ):
+            return m.group(0)
+    return head + "[REDACTED:secret]"
 
 
 _PATTERNS: tuple[tuple[str, LazyRegex, Replacement], ...] = (

@@ -5,7 +5,7 @@ Pure functions, no I/O. Invariants:
   characters of edited text, error type and first message line, prompt text (<= 300 chars);
 - every string in a record has gone through ``ctxmode.core.redact`` and shell ``export`` values are
   masked whatever their name;
-- each record's category is one of the 23 in ``CATEGORIES`` and carries that priority.
+- each record's category is one of the 24 in ``CATEGORIES`` and carries that priority.
 
 Stateful detectors (error resolution, iteration loops, latency) need earlier hook calls and live
 in ``ctxmode.sessions.records``; this module only supplies the keys they compare.
@@ -33,6 +33,7 @@ CATEGORIES: dict[str, int] = {
     "rule": 1,
     "prompt": 1,
     "decision": 2,
+    "knowledge": 2,
     "git": 2,
     "error": 2,
     "error_resolution": 2,
@@ -139,6 +140,13 @@ def clip(text: object, limit: int) -> str:
     return value if len(value) <= limit else value[: limit - 1] + "…"
 
 
+def clip_lines(text: object, limit: int) -> str:
+    """``clip`` that keeps line breaks (code: one line per line, blank lines dropped)."""
+    lines = [" ".join(line.split()) for line in str(text).splitlines()]
+    value = redact("\n".join(line for line in lines if line))
+    return value if len(value) <= limit else value[: limit - 1] + "…"
+
+
 def _rec(category: str, type_: str, **data: Any) -> EventRecord:
     return EventRecord(category, type_, {k: v for k, v in data.items() if v not in (None, "")})
 
@@ -199,8 +207,8 @@ def _git_record(seg: str, words: list[str]) -> EventRecord | None:
     if not args:
         return None
     op = args[0]
-    if op in _GIT_READONLY:
-        return None
+    if op in _GIT_READONLY or op == "add":
+        return None  # staging says nothing the commit will not
     data: dict[str, Any] = {"op": op}
     if op == "commit":
         m = _GIT_MSG.search(seg)
@@ -224,7 +232,8 @@ def _git_record(seg: str, words: list[str]) -> EventRecord | None:
 
 #: Prompt heuristics as cue lists, not regexes: compiling a dozen patterns cost each prompt
 #: hook ~5 ms. (English words and phrases, matched as whole words, case-insensitive; Chinese
-#: cues, matched as substrings.) The first five are categories, ``_INTENT_CUES`` the intents.
+#: cues, matched as substrings.) Precision over recall: a cue is a phrase that states the
+#: category (``we decided``, ``instead of``), not a word that merely can (``choose``, ``drop``).
 _PROMPT_CUES: dict[str, tuple[str, str]] = {
     "role": (
         "you are a|you are an|you're a|you're an|act as|acting as|pretend to be|as a senior|"
@@ -232,33 +241,86 @@ _PROMPT_CUES: dict[str, tuple[str, str]] = {
         "你是一名|你是一个|你是一位|作为一名|作为一个|作为一位|扮演",
     ),
     "constraint": (
-        "must|mustn't|never|always|do not|don't|only use|without using|no more than|at most|"
-        "at least|required|make sure",
-        "必须|不要|不能|禁止|只能|务必|一定要|不允许",
+        "must|mustn't|must not|never|always|do not|don't|only use|without using|no more than|"
+        "at most|at least|make sure|keep the|leave the",
+        "必须|不要|不能|禁止|只能|务必|一定要|不允许|别动|别改|别碰|切勿|不得",
     ),
     "decision": (
-        "decided|decide to|let's go with|go with|going with|we'll use|we will use|chose|choose|"
-        "opted for|settled on|switch to|switched to|prefer",
-        "决定|选择|采用|方案|就用",
+        "we decided|i decided|decided to|decided on|let's go with|lets go with|we'll go with|"
+        "we will go with|we'll use|we will use|we chose|i chose|opted for|settled on",
+        "决定|就用|选定",
     ),
     "rejected_approach": (
-        "instead of|rather than|don't use|do not use|stop using|not that|revert|roll back|"
-        "rollback|abandon|drop the|drop that",
-        "不用|别用|不要用|放弃|换成|而不是|回滚",
+        "instead of|rather than|don't use|do not use|stop using|no longer use",
+        "不要用|别用|不用|而不是|放弃|不再用",
     ),
     "blocker": (
-        "blocked|blocker|stuck|can't proceed|cannot proceed|waiting for|waiting on|depends on",
-        "卡住|阻塞|被卡|等待|依赖于",
+        "blocked by|blocked on|i'm blocked|we're blocked|i am blocked|i'm stuck|we're stuck|"
+        "i am stuck|stuck on|can't proceed|cannot proceed",
+        "卡住|阻塞|被卡",
     ),
 }
+#: Rejections first: "don't use X" is a rejection, not also a constraint.
+_CUE_ORDER = ("role", "rejected_approach", "decision", "constraint", "blocker")
+#: Intent cues are verbs: "fix the crash" is a fix, "the error message" is not (nouns such as
+#: error, test or document say what the request is about, not what to do with it).
 _INTENT_CUES: tuple[tuple[str, tuple[str, str]], ...] = (
-    ("fix", ("fix|bug|broken|crash|fail|fails|error", "修复|错误|报错|崩溃")),
-    ("refactor", ("refactor|clean up|cleanup|rename|simplify", "重构|整理")),
-    ("test", ("test|tests|coverage", "测试")),
+    (
+        "fix",
+        (
+            "fix|fixes|fixing|debug|repair|broken|crashes|crashing|is failing|are failing",
+            "修复|修一下|修好|报错|崩溃|出错",
+        ),
+    ),
+    ("refactor", ("refactor|clean up|rename|simplify|restructure", "重构|整理")),
+    (
+        "test",
+        (
+            "write tests|add tests|add a test|write a test|run the tests|test coverage",
+            "写测试|加测试|补测试",
+        ),
+    ),
     ("review", ("review|audit", "审查|评审")),
-    ("docs", ("document|docs|readme", "文档")),
+    ("docs", ("document|update the docs|update the readme", "写文档|更新文档")),
     ("implement", ("add|implement|create|build|write|support", "实现|添加|新增|编写")),
-    ("investigate", ("why|how|what|explain|investigate|look into", "为什么|怎么|解释|调查")),
+    ("investigate", ("why|explain|investigate|look into|find out", "为什么|解释|调查")),
+)
+#: Clause ends: a clause is what a cue may quote (never the whole prompt again).
+_CLAUSE_ENDS = frozenset(";；。！？!?\n，：")
+_SENTENCE_ENDS = frozenset(".:,")  # English: only before a space or the end
+#: A clause starting with these goes with the next one ("if it fails, don't retry").
+_CONDITIONS = (
+    "if ",
+    "when ",
+    "unless ",
+    "once ",
+    "after ",
+    "before ",
+    "如果",
+    "要是",
+    "当",
+    "除非",
+)
+_QUESTION_STARTS = (
+    "what ",
+    "which ",
+    "why ",
+    "how ",
+    "who ",
+    "where ",
+    "when ",
+    "should ",
+    "do ",
+    "does ",
+    "did ",
+    "can ",
+    "could ",
+    "is ",
+    "are ",
+    "was ",
+    "were ",
+    "have ",
+    "has ",
 )
 #: Everything but letters, digits, ``_`` and ``'`` separates words (as ``\b`` would).
 _WORD_BREAKS = str.maketrans(
@@ -309,27 +371,105 @@ def is_decision_text(text: str) -> bool:
     )
 
 
+def clauses(text: str) -> list[tuple[str, str]]:
+    """(clause, the mark that ends it) of a prompt: split at ``; ! ? newline`` and Chinese
+    punctuation, at ``. : ,`` before a space; a conditional clause joins the next one."""
+    out: list[tuple[str, str]] = []
+    start, n = 0, len(text)
+    for i, ch in enumerate(text):
+        end = ch in _CLAUSE_ENDS or (ch in _SENTENCE_ENDS and (i + 1 == n or text[i + 1].isspace()))
+        if end:
+            out.append((text[start:i], ch))
+            start = i + 1
+    out.append((text[start:], ""))
+    merged: list[tuple[str, str]] = []
+    pending = ""
+    for clause, mark in out:
+        body = clause.strip()
+        if not body:
+            continue
+        if pending:
+            body = f"{pending}{'，' if pending[-1:] > chr(0x2E80) else ', '}{body}"
+            pending = ""
+        if mark in ",，" and body.lower().startswith(_CONDITIONS):
+            pending = body
+            continue
+        merged.append((body, mark))
+    if pending:
+        merged.append((pending, ""))
+    return merged
+
+
+def _is_question(clause: str, mark: str) -> bool:
+    low = clause.lower()
+    return mark in "?？" or low.startswith(_QUESTION_STARTS) or clause.endswith(("吗", "呢"))
+
+
+def _cue_at(clause: str, cues: tuple[str, str]) -> int:
+    """Where the first cue of ``cues`` starts in ``clause`` (-1: none)."""
+    english, chinese = cues
+    low = clause.lower().replace("\u2019", "'")
+    best = -1
+    for cue in english.split("|"):
+        at = low.find(cue)
+        while at != -1:
+            before = low[at - 1] if at else " "
+            after = low[at + len(cue)] if at + len(cue) < len(low) else " "
+            if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+                break
+            at = low.find(cue, at + 1)
+        if at != -1 and (best == -1 or at < best):
+            best = at
+    for cue in chinese.split("|"):
+        at = clause.find(cue)
+        if at != -1 and (best == -1 or at < best):
+            best = at
+    return best
+
+
 def prompt_records(prompt: str) -> list[EventRecord]:
-    """The prompt itself plus role, constraint, decision, rejection, blocker, intent hints."""
-    text = prompt.strip()
+    """The prompt (the request) plus what its clauses state: a role, a constraint, a decision,
+    a rejected approach (the phrase from "instead of", "rather than", "不要用" on), a blocker;
+    the intent as a type. A cue quotes its clause, never the whole prompt again."""
+    # Redacted before it is cut into clauses: a clause could hold a secret without its name.
+    text = redact(prompt.strip())
     if not text:
         return []
-    short = clip(text, PROMPT_CHARS)
-    out = [_rec("prompt", "request", text=short)]
-    words = _Words(text)
-    for category, cues in _PROMPT_CUES.items():
-        if words.has_cue(cues):
-            detail = clip(text, 160) if category == "role" else short
+    out = [_rec("prompt", "request", text=clip(text, PROMPT_CHARS))]
+    whole = " ".join(text.split())
+    seen: set[str] = set()
+    for clause, mark in clauses(text):
+        question = _is_question(clause, mark)
+        words = _Words(clause)
+        whole_rejection = False
+        for category in _CUE_ORDER:
+            cues = _PROMPT_CUES[category]
+            if (category == "decision" and question) or (
+                category == "constraint" and whole_rejection
+            ):
+                continue  # "what was decided about auth?" asks, it does not decide
+            if not words.has_cue(cues):
+                continue
+            quoted = clause
+            if category == "rejected_approach":
+                at = _cue_at(clause, cues)
+                quoted = clause[at:] if at > 0 else clause
+            whole_rejection = category == "rejected_approach" and quoted == clause
+            quoted = " ".join(quoted.split())
+            if quoted == whole or quoted in seen:
+                continue  # the request already says it
+            seen.add(quoted)
             out.append(
                 _rec(
                     category,
                     "stated" if category in ("role", "constraint") else "user",
-                    text=detail,
+                    text=clip(quoted, 160),
                 )
             )
+    words = _Words(text)
     for name, cues in _INTENT_CUES:
         if words.has_cue(cues):
-            out.append(_rec("intent", name, text=clip(text, 80)))
+            out.append(_rec("intent", name))
             break
     out += external_refs(text)
     return out
@@ -373,8 +513,34 @@ def call_target(ev: NormalizedHookEvent) -> str:
         return path
     command = _str(ev.tool_input.get("command"))
     if command:
-        return " ".join(command.split()[:2])
+        words = command.split()
+        while words and "=" in words[0] and not words[0].startswith("-"):
+            words = words[1:]  # FOO=1 pytest ...
+        if len(words) > 2 and words[0] in _RUNNERS and words[1] in _RUNNERS[words[0]]:
+            words = words[2:]  # python -m pytest, npx jest, uv run pytest ...
+        elif len(words) > 1 and words[0] in ("npx", "bunx", "pnpx"):
+            words = words[1:]
+        return " ".join(words[:2])
     return ev.tool_name or ""
+
+
+#: Launchers whose next word is not the program: ``python -m unittest x`` is ``unittest x``.
+_RUNNERS = {
+    "python": ("-m",),
+    "python3": ("-m",),
+    "py": ("-m",),
+    "uv": ("run",),
+    "poetry": ("run",),
+    "pipenv": ("run",),
+    "pnpm": ("exec", "dlx"),
+    "npm": ("exec",),
+    "yarn": ("exec", "dlx"),
+}
+
+
+def error_target(ev: NormalizedHookEvent) -> str:
+    """What a failure is shown against: the file, else the command (exports masked)."""
+    return file_path_of(ev) or clip(mask_exports(_str(ev.tool_input.get("command"))), COMMAND_CHARS)
 
 
 def call_fingerprint(ev: NormalizedHookEvent) -> str:
@@ -408,14 +574,14 @@ def _patch_records(patch: str) -> list[EventRecord]:
             out.append(EventRecord("file", current["op"], current))
         elif current is not None and line[:1] in "+-" and not line.startswith(("+++", "---")):
             slot = "new" if line[0] == "+" else "old"
-            if len(current[slot]) < SNIPPET_CHARS:
-                current[slot] = (current[slot] + " " + line[1:].strip()).strip()
+            if len(current[slot]) < SNIPPET_CHARS and line[1:].strip():
+                current[slot] = (current[slot] + "\n" + line[1:].strip()).strip()
     return [
         _rec(
             "file",
             r.type,
             **{
-                k: clip(v, SNIPPET_CHARS) if k != "path" else clip(v, 300)
+                k: clip_lines(v, SNIPPET_CHARS) if k != "path" else clip(v, 300)
                 for k, v in r.data.items()
             },
         )
@@ -518,8 +684,7 @@ def tool_records(ev: NormalizedHookEvent) -> list[EventRecord]:
     path = file_path_of(ev)
     if ev.failed:
         kind, message = error_summary(ev.error or _response_text(ev.tool_response) or "failed")
-        target = path or clip(mask_exports(_str(inp.get("command"))), COMMAND_CHARS)
-        out = [_rec("error", kind, tool=name, target=target, message=message)]
+        out = [_rec("error", kind, tool=name, target=error_target(ev), message=message)]
         if name == "ExitPlanMode":
             out.append(_rec("rejected_approach", "plan", text=clip(inp.get("plan", ""), 200)))
         return out
@@ -540,8 +705,8 @@ def tool_records(ev: NormalizedHookEvent) -> list[EventRecord]:
                 "file",
                 op,
                 path=clip(path, 300),
-                old=clip(old, SNIPPET_CHARS) if isinstance(old, str) else None,
-                new=clip(new, SNIPPET_CHARS) if isinstance(new, str) else None,
+                old=clip_lines(old, SNIPPET_CHARS) if isinstance(old, str) else None,
+                new=clip_lines(new, SNIPPET_CHARS) if isinstance(new, str) else None,
             )
         ]
         if path and _is_rule_file(path):
@@ -562,10 +727,10 @@ def tool_records(ev: NormalizedHookEvent) -> list[EventRecord]:
         command = mask_exports(_str(inp.get("command")))
         if not command.strip():
             return []
-        return [
-            _rec("data", "command", command=clip(command, COMMAND_CHARS)),
-            *shell_records(command),
-        ]
+        actions = shell_records(command)
+        if any(r.category == "git" for r in actions):
+            return actions  # the git records say what the command did
+        return [_rec("data", "command", command=clip(command, COMMAND_CHARS)), *actions]
     if name == "Search":
         query = _str(inp.get("pattern")) or _str(inp.get("query")) or path
         return (
@@ -600,6 +765,8 @@ def tool_records(ev: NormalizedHookEvent) -> list[EventRecord]:
         return [_rec("skill", "used", name=clip(skill, 120))] if skill else []
     if name.startswith("mcp__"):
         parts = name.split("__")
+        if parts[1:2] == ["ctxmode"] and parts[-1] in _KNOWLEDGE_WRITES:
+            return _knowledge_records(inp, ev.tool_response)
         args = json.dumps(inp, ensure_ascii=False, sort_keys=True, default=str)
         return [
             _rec(
@@ -611,6 +778,43 @@ def tool_records(ev: NormalizedHookEvent) -> list[EventRecord]:
             )
         ]
     return []
+
+
+#: ctxmode's MCP tools that store a context: the snapshot shows the context, not the call.
+_KNOWLEDGE_WRITES = frozenset({"write_context"})
+_STORED_ID = LazyRegex(r"(?i)\bstored(?: as)? [\w-]+ #(\d+)")
+
+
+def _json_or_text(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _stored_id(resp: Any) -> int | None:
+    """The context id in a ``write_context`` result (JSON text, structured content or the
+    "Stored decision #12." line), whatever the agent wrapped it in."""
+    if isinstance(resp, str) and resp.lstrip().startswith("{"):
+        resp = _json_or_text(resp)
+    if isinstance(resp, dict):
+        for holder in (resp, resp.get("structuredContent")):
+            if isinstance(holder, dict) and isinstance(holder.get("id"), int):
+                return int(holder["id"])
+    text = resp if isinstance(resp, str) else _response_text(resp)
+    if not text and isinstance(resp, dict) and isinstance(resp.get("llmContent"), list):
+        text = " ".join(_str(c.get("text")) for c in resp["llmContent"] if isinstance(c, dict))
+    m = _STORED_ID.search(text or "")
+    return int(m.group(1)) if m else None
+
+
+def _knowledge_records(inp: dict[str, Any], resp: Any) -> list[EventRecord]:
+    """A context stored through ctxmode's MCP server: its type, id and first words."""
+    content = _str(inp.get("content"))
+    if not content.strip():
+        return []
+    kind = clip(_str(inp.get("type")) or "note", 40)
+    return [_rec("knowledge", kind, id=_stored_id(resp), text=clip(content, 200))]
 
 
 def _question_records(inp: dict[str, Any], resp: Any) -> list[EventRecord]:

@@ -47,6 +47,8 @@ _PRIMARY = LazyRegex(
     r"|^\s*(?:left|right):\s+\S.*"  # rust assert_eq
     r"|^assertion\s+.*failed.*"  # rust: assertion `left == right` failed
     r"|^AssertionError\b.*"
+    r"|^\S.{0,80} !==? \S.{0,80}$"  # node assert: 0 !== 1
+    r"|^symbol:\s+\S.*"  # javac: symbol:   variable path
     r"|^nothing (?:to commit|added to commit)\b.*"  # git commit with nothing staged
     r"|^(?:\S+: )?\S+:\s+command not found$"
     r"|^(?:bash|sh|zsh): .*(?:No such file or directory|Permission denied)$",
@@ -54,7 +56,8 @@ _PRIMARY = LazyRegex(
 #: Lines that identify the failing test (they lead: the rest explains them).
 _TEST_ID = LazyRegex(
     r"^(?:FAILED|ERROR)\s+\S+::\S+|^(?:FAIL|ERROR):\s+\w+\s+\(|^---\s+FAIL:\s|^●\s"
-    r"|^FAIL\s+\S+\s+>\s|^test\s+\S+\s+\.\.\.\s+FAILED|^\[ERROR\]\s+\S+\.\w+\s+Time elapsed"
+    r"|^FAIL\s+\S+\s+>\s|^test\s+\S+\s+\.\.\.\s+FAILED"
+    r"|^\[ERROR\]\s+\S+\.\w+\s+(?:--\s+)?Time elapsed"
 )
 #: Where it broke: the last frame of a traceback, a ``--> file:line`` of rustc.
 _LOCATION = LazyRegex(
@@ -70,7 +73,7 @@ _SUMMARY = LazyRegex(
     r"|^FAILED \((?:failures|errors)=\d+.*\)"  # unittest
     r"|^FAIL(?:\s+\S+\s+[\d.]+s)?$"  # go test
     r"|^\d+ failing$"  # mocha
-    r"|^Tests run:.*(?:Failures|Errors): [1-9].*"  # maven / junit
+    r"|^(?:\[ERROR\]\s+)?Tests run:.*(?:Failures|Errors): [1-9].*"  # maven / junit
     r"|^Found \d+ errors? in \d+ files?.*"  # mypy
     r"|^Found \d+ errors?\.?$"  # ruff / tsc
     r"|^\S*\s*\d+ problems? \(\d+ errors?.*"  # eslint
@@ -151,7 +154,10 @@ def informative_lines(text: str, max_chars: int = 400) -> list[str]:
             if ln.strip() and _NAMES_ERROR.search(ln) and ln not in summary
         ]
         primary = [ln for ln in named if ln not in summary][-3:]
-    ordered = ids + primary + where[-1:] + summary[-1:]
+    # Python names the failing frame last; Node and Java first (then their internals).
+    frames = [w for w in where if w.startswith("at ") and "(node:" not in w]
+    located = frames[:1] if frames else where[-1:]
+    ordered = ids + primary + located + summary[-1:]
     if not ordered:
         rest = [ln.strip() for ln in lines if ln.strip() and not _FAILED_CODE.match(ln.strip())]
         ordered = rest[-2:]
@@ -161,7 +167,9 @@ def informative_lines(text: str, max_chars: int = 400) -> list[str]:
     for line in ordered:
         line = line if len(line) <= LINE_CHARS else line[: LINE_CHARS - 1] + "…"
         key = line.casefold()
-        if key in seen or any(key in s for s in seen):
+        # pytest's "E   Msg" repeats what the FAILED line already says: kept once.
+        body = key[2:] if key.startswith("e ") else key
+        if key in seen or any(body in s for s in seen):
             continue
         if out and used + len(line) > max_chars:
             break

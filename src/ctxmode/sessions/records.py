@@ -28,6 +28,7 @@ from ctxmode.sessions.events import (
     call_fingerprint,
     call_target,
     error_summary,
+    error_target,
 )
 
 TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time (see _lean)
@@ -119,6 +120,13 @@ def note_pre_tool_use(store: Database, ev: NormalizedHookEvent, now_ms: int | No
         set_state(conn, ev.session_id, key, ts, ts // 1000)
 
 
+def _failure_text(ev: NormalizedHookEvent) -> str:
+    """The text ``events.tool_records`` summarises for a failure (the same message)."""
+    from ctxmode.sessions.events import _response_text
+
+    return ev.error or _response_text(ev.tool_response) or "failed"
+
+
 def _detect(conn: sqlite3.Connection, ev: NormalizedHookEvent, now_ms: int) -> list[EventRecord]:
     """Run the stateful detectors for a finished tool call; return their records."""
     out: list[EventRecord] = []
@@ -140,8 +148,9 @@ def _detect(conn: sqlite3.Connection, ev: NormalizedHookEvent, now_ms: int) -> l
 
     err_key = f"err:{tool}:{_short_hash(target)}"
     if ev.failed:
-        kind, message = error_summary(ev.error or "")
-        set_state(conn, sid, err_key, {"kind": kind, "message": message}, now)
+        kind, message = error_summary(_failure_text(ev))
+        state = {"kind": kind, "message": message, "target": error_target(ev)}
+        set_state(conn, sid, err_key, state, now)
     else:
         previous = pop_state(conn, sid, err_key)
         if isinstance(previous, dict):
@@ -151,7 +160,8 @@ def _detect(conn: sqlite3.Connection, ev: NormalizedHookEvent, now_ms: int) -> l
                     "resolved",
                     {
                         "tool": tool,
-                        "target": target[:200],
+                        # What the error was shown against: the snapshot pairs them by it.
+                        "target": str(previous.get("target") or target)[:200],
                         "error": previous.get("kind", ""),
                         "message": previous.get("message", ""),
                     },
@@ -242,6 +252,8 @@ def _mirror_task(
     name = str(rec.data.get("subject") or rec.data.get("key"))[:500]
     status = rec.data.get("status")
     row = conn.execute("SELECT id FROM tasks WHERE external_key = ?", (key,)).fetchone()
+    if row is None and not rec.data.get("subject"):
+        return  # an update of a task created elsewhere: its agent id is no name for it
     if row is None:
         conn.execute(
             "INSERT INTO tasks(name, status, external_key, created_at, updated_at) "

@@ -52,6 +52,7 @@ SECTIONS: dict[str, tuple[str, str, int]] = {
     "plan": ("plans", "plan", 1),
     "rule": ("rules", "rule", 6),
     "decision": ("decisions", "decision", 6),
+    "knowledge": ("knowledge", "context", 6),
     "git": ("git", "action", 6),
     "error": ("errors", "error", 4),
     "error_resolution": ("resolutions", "resolved", 3),
@@ -88,7 +89,16 @@ _SHOW_TYPE = frozenset({"error", "environment", "subagent", "intent", "plan"})
 #: Data fields left out of the snapshot (redundant with the element or the section).
 _HIDDEN_FIELDS = frozenset({"tool", "key"})
 #: Element text limits per category (characters); the newest request gets ``REQUEST_CHARS``.
-_TEXT_CHARS = {"prompt": 120, "plan": 300, "agent_finding": 200, "data": 100, "mcp_tool": 80}
+_TEXT_CHARS = {
+    "prompt": 120,
+    "plan": 300,
+    "agent_finding": 200,
+    "data": 100,
+    "mcp_tool": 80,
+    # What broke: the failing test, its message and the exception (``sessions.failures``).
+    "error": 320,
+    "error_resolution": 320,
+}
 REQUEST_CHARS = 300
 
 _INVALID_XML = LazyRegex("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -289,24 +299,52 @@ def _generic(
     return items
 
 
+#: Files whose change text outlasts P2 items when the budget is short (the newest ones).
+_CHANGES_KEPT = 2
+#: Characters of each side of a file's latest change (``old → new``).
+CHANGE_CHARS = 70
+
+
+def _one_line(text: object) -> str:
+    return " ⏎ ".join(part.strip() for part in str(text).splitlines() if part.strip())
+
+
+def change_text(type_: str, data: dict[str, Any]) -> str | None:
+    """A file event's change in a few words: ``ACCESS_TTL = 86400 → ACCESS_TTL = 7200``, the
+    head of written content; None when the event holds no text."""
+    old, new = _one_line(data.get("old") or ""), _one_line(data.get("new") or "")
+    if not new and not old:
+        return None
+    if old and new:
+        # An arrow, not "->": ">" is escaped in XML, and markup-looking text reads worse.
+        return f"{_shorten(old, CHANGE_CHARS)} → {_shorten(new, CHANGE_CHARS)}"
+    if old:
+        return f"{_shorten(old, CHANGE_CHARS)} → (removed)"
+    return _shorten(new, CHANGE_CHARS)
+
+
 def _files(events: list[tuple[int, str, dict[str, Any]]], root: str) -> list[_Item]:
-    by_path: dict[str, tuple[int, list[str], int]] = {}
+    by_path: dict[str, tuple[int, list[str], int, str | None]] = {}
     for event_id, type_, data in events:
         path = str(data.get("path", ""))
         if not path:
             continue
-        _, ops, n = by_path.get(path, (0, [], 0))
+        _, ops, n, change = by_path.get(path, (0, [], 0, None))
         if type_ not in ops:
             ops = [*ops, type_]
-        by_path[path] = (event_id, ops, n + 1)
+        latest = change_text(type_, data)
+        if latest and change and latest != change:
+            latest = f"{latest}; {change.split('; ')[0]}"  # the two latest changes
+        by_path[path] = (event_id, ops, n + 1, latest or change)
     newest = sorted(by_path.items(), key=lambda kv: kv[1][0], reverse=True)
     items = []
     prefix = root.rstrip("/") + "/"
-    for path, (event_id, ops, n) in newest[: SECTIONS["file"][2]]:
+    for path, (event_id, ops, n, change) in newest[: SECTIONS["file"][2]]:
         shown = path[len(prefix) :] if root and path.startswith(prefix) else path
         shown_ops = ",".join(ops) if ops != ["edit"] else None  # edit is the default
         attrs = {"path": shown, "ops": shown_ops, "n": n if n > 1 else None}
-        items.append(_Item("file", (1, 0, event_id), False, attrs, None))
+        # The change is a detail: ``_fit`` drops it (oldest first) before any P2 item.
+        items.append(_Item("file", (1, 0, event_id), False, attrs, change))
     return items
 
 
@@ -324,8 +362,10 @@ def _tasks(events: list[tuple[int, str, dict[str, Any]]]) -> list[_Item]:
             continue
         # Finished tasks go before open ones when trimming; in-progress ones never do.
         weight = {"completed": -1, "in_progress": 1}.get(status, 0)
+        if not data.get("subject"):
+            continue  # an update of a task this session never named: its id means nothing
         attrs = {"status": status}
-        text = str(data.get("subject") or data.get("key", ""))
+        text = str(data["subject"])
         items.append(_Item("task", (1, weight, event_id), status == "in_progress", attrs, text))
     return items
 
@@ -345,15 +385,59 @@ def _errors(
     return _generic("error", open_errors)
 
 
+def _contexts(
+    store: Database, session_id: str, events: list[tuple[int, str, dict[str, Any]]]
+) -> list[_Item]:
+    """Knowledge stored while the session ran (MCP ``write_context``, ``ctxmode add``,
+    templates, imports), as the store holds it now, with its id; a ``knowledge`` event whose
+    context the store does not hold (another store, since deleted) is shown from the event.
+    Decisions go under ``<decisions>``, other types under ``<knowledge>``."""
+    limit = SECTIONS["knowledge"][2]
+    row = store.conn.execute(
+        "SELECT started_at FROM sessions WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    rows: list[Any] = []
+    if row is not None:
+        rows = store.conn.execute(
+            "SELECT id, type, content, superseded_by, archived_at FROM contexts "
+            "WHERE created_at >= ? ORDER BY id DESC LIMIT ?",
+            (int(row[0]), 3 * limit),
+        ).fetchall()
+    known = {int(r[0]) for r in rows}
+    live = [(int(r[0]), str(r[1]), str(r[2])) for r in rows if r[3] is None and r[4] is None][
+        :limit
+    ]
+    items: list[_Item] = []
+    for context_id, type_, content in reversed(live):
+        items.append(_context_item(context_id, type_, content, context_id))
+    shown = {i.attrs["id"] for i in items}
+    for event_id, type_, data in events:
+        stored_id = data.get("id")
+        if stored_id in known or stored_id in shown or not data.get("text"):
+            continue
+        shown.add(stored_id)
+        items.append(_context_item(stored_id, type_, str(data["text"]), event_id))
+    return items
+
+
+def _context_item(context_id: Any, type_: str, content: str, order: int) -> _Item:
+    text = _shorten(" ".join(content.split()), 200)
+    if type_ == "decision":
+        return _Item("decision", (2, 1, order), False, {"id": context_id}, text)
+    return _Item("knowledge", (2, 1, order), False, {"id": context_id, "type": type_}, text)
+
+
 def _candidates(store: Database, session_id: str) -> list[_Item]:
     loaded = _load(store, session_id)
     root = store.root_dir
     items: list[_Item] = []
     for category in SECTIONS:
         events = loaded.get(category, [])
-        if not events:
+        if category == "knowledge":
+            items += _contexts(store, session_id, events)
+        elif not events:
             continue
-        if category == "file":
+        elif category == "file":
             items += _files(events, root)
         elif category == "task":
             items += _tasks(events)
@@ -361,6 +445,9 @@ def _candidates(store: Database, session_id: str) -> list[_Item]:
             items += _errors(events, loaded.get("error_resolution", []))
         else:
             items += _generic(category, events, root)
+    # A file read and edited is listed once, under <files>.
+    edited = {i.attrs.get("path") for i in items if i.category == "file"}
+    items = [i for i in items if i.category != "data" or i.attrs.get("path") not in edited]
     prompts = [i for i in items if i.category == "prompt"]
     if prompts:
         newest = max(prompts, key=lambda i: i.rank[2])
@@ -410,9 +497,25 @@ def _fit(head: str, items: list[_Item], budget: int) -> str:
     total = _nbytes(head) + _nbytes("\n</session_knowledge>") + sum(sizes.values())
     total += sum(overhead[c] for c in counts)
     kept = list(items)
-    for victim in sorted(items, key=lambda i: (-i.rank[0], i.rank[1], i.rank[2])):
+    # P4 and P3 items go first, then the change texts of files (oldest first) but the two
+    # newest (the files in flight), then P2 items, those two changes, P1 items.
+    order = sorted(items, key=lambda i: (-i.rank[0], i.rank[1], i.rank[2]))
+    details = sorted((i for i in items if i.category == "file" and i.text), key=lambda i: i.rank)
+    steps = [(i, False) for i in order if i.rank[0] >= 3]
+    steps += [(i, True) for i in details[:-_CHANGES_KEPT]]
+    steps += [(i, False) for i in order if i.rank[0] == 2]
+    steps += [(i, True) for i in details[-_CHANGES_KEPT:]]
+    steps += [(i, False) for i in order if i.rank[0] < 2]
+    for victim, detail_only in steps:
         if total <= budget:
             break
+        if detail_only:
+            if victim in kept:
+                victim.text = None
+                size = _nbytes(victim.render())
+                total -= sizes[id(victim)] - size
+                sizes[id(victim)] = size
+            continue
         if victim.pinned:
             continue
         kept.remove(victim)
