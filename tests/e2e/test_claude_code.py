@@ -26,8 +26,14 @@ P4 = "Resumed: continue with the rotation fix"
 P5 = "New session: what do we know about sign-in?"
 
 
+#: Knowledge linked to a file (``ctxmode add --file``) that the agent writes in prompt 2.
+CONSTRAINT = "Refresh tokens are single use: rotation revokes the old one"
+OLD, NEW = "ROTATE = False\n", "ROTATE = True\n"
+
+
 def script(proj: Path) -> list[dict[str, Any]]:
     cfg = str(proj / "auth" / "config.py")
+    tokens = str(proj / "auth" / "tokens.py")
 
     def bash(cmd: str) -> dict[str, Any]:
         return {"tool_use": [{"name": "Bash", "input": {"command": cmd, "description": "run"}}]}
@@ -86,6 +92,15 @@ def script(proj: Path) -> list[dict[str, Any]]:
                         {
                             "name": "Read",
                             "input": {"file_path": str(proj / "tests" / "test_refresh.py")},
+                        }
+                    ]
+                },
+                {"tool_use": [{"name": "Write", "input": {"file_path": tokens, "content": OLD}}]},
+                {
+                    "tool_use": [
+                        {
+                            "name": "Edit",
+                            "input": {"file_path": tokens, "old_string": OLD, "new_string": NEW},
                         }
                     ]
                 },
@@ -166,6 +181,11 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     try:
         first = Claude(exe, proj, env, [])
         for prompt in (P1, P2, "/compact", P3):
+            if prompt == P2:  # knowledge linked to a file the agent has not touched yet
+                added = h.ctxmode(
+                    proj, home, "add", "constraint", CONSTRAINT, "--file", "auth/tokens.py"
+                )
+                assert added.returncode == 0, added.stderr
             marks[prompt] = len(mock.requests)
             first.ask(prompt)
         rc1 = first.close()
@@ -268,3 +288,17 @@ def test_a_new_session_gets_the_brief_not_the_snapshot(run: dict[str, Any]) -> N
 def test_nothing_injected_is_stored_as_user_input(run: dict[str, Any]) -> None:
     for text in h.stored_user_text(h.events(run["proj"], run["home"])):
         assert not any(mark in text for mark in h.INJECTED_MARKS), text
+
+
+def test_knowledge_linked_to_a_file_reaches_the_model_at_its_first_edit_once(
+    run: dict[str, Any],
+) -> None:
+    """Issue 22: the constraint linked to auth/tokens.py is injected when the agent first
+    writes that file (prompt 2), not at the edit of the unlinked auth/config.py (prompt 1), and
+    the second edit of the file does not repeat it."""
+    before = _main_after(run, P1, P2)
+    assert before and not any(CONSTRAINT in h.strings_of(r["body"]) for r in before)
+    during = _main_after(run, P2, "/compact")
+    copies = [h.strings_of(r["body"]).count(CONSTRAINT) for r in during]
+    assert copies[0] == 0  # the prompt itself: nothing linked was touched yet
+    assert 1 in copies and max(copies) == 1, copies  # shown once, and kept once in the history
