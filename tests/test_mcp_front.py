@@ -324,7 +324,7 @@ def test_record_hook_stores_what_the_command_hook_stores(tmp_path: Path) -> None
     served = serve_session(in_agent, lines)
     assert all("error" not in r and not r["result"].get("isError") for r in served.values())
     expected = _events(by_command)
-    assert len(json.loads(expected)) >= 5
+    assert {"prompt", "file", "error"} <= {row[0] for row in json.loads(expected)}
     # Sent twice: the idempotency key drops the retry, as for a command hook.
     assert _events(in_agent) == expected
     # The hidden tool is not listed, and the SDK was never needed.
