@@ -2,7 +2,9 @@
 
 Pure functions, no I/O. Invariants:
 - records hold summaries, never raw dumps: paths, commands (<= 200 chars), the first 100
-  characters of edited text, error type and first message line, prompt text (<= 300 chars);
+  characters of edited text (lines kept), the error type and the informative lines of a
+  failure (``sessions.failures``), prompt text (<= 300 chars) and the clauses its cues quote
+  (``sessions.prompts``);
 - every string in a record has gone through ``ctxmode.core.redact`` and shell ``export`` values are
   masked whatever their name;
 - each record's category is one of the 24 in ``CATEGORIES`` and carries that priority.
