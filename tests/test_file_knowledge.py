@@ -235,6 +235,12 @@ def test_gemini_gets_it_after_the_first_read(project: Path) -> None:
 
 
 def test_a_compaction_makes_it_eligible_again(auth: Path) -> None:
+    """A compaction drops earlier injections from the agent's context: knowledge the snapshot
+    does not carry (stored before the session, so not among the session's own) is shown again
+    at the next edit, once."""
+    db = auth / ".context" / "context.db"
+    with sqlite3.connect(db) as conn:  # stored an hour before the session started
+        conn.execute("UPDATE contexts SET created_at = created_at - 3600")
     assert _edit(auth) is not None
     edit = fixture(CC, "pre-tool-use.edit", auth)
     compact = fixture(
@@ -245,10 +251,12 @@ def test_a_compaction_makes_it_eligible_again(auth: Path) -> None:
         transcript_path=edit["transcript_path"],
     )
     assert output_json(run_hook("pre-compact", compact, cwd=auth)) is None
-    with sqlite3.connect(auth / ".context" / "context.db") as conn:
+    with sqlite3.connect(db) as conn:
         sid = edit["session_id"]
         row = conn.execute("SELECT compact_count FROM sessions WHERE session_id = ?", (sid,))
         assert row.fetchone()[0] == 1
+        (snap,) = conn.execute("SELECT snapshot FROM session_resume").fetchone()
+    assert "Refresh tokens" not in snap
     assert "Refresh tokens" in _context(_edit(auth, n=2))
     assert _edit(auth, n=3) is None
 
