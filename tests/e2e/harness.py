@@ -42,11 +42,28 @@ CLIS = {
     "gemini": ("@google/gemini-cli", "0.61.0", "node_modules/@google/gemini-cli/bundle/gemini.js"),
 }
 
-FAIL_LINE = (
-    "FAILED tests/test_refresh.py::test_rotation - RefreshTokenReused: "
-    "old token accepted after rotation"
-)
 DECISION = "Use Google OAuth 2.0 rather than Passport"
+
+
+def check_the_failure_is_an_error_that_says_what_failed(run: dict[str, Any]) -> None:
+    """Shared by every agent's module: the failing pytest run is an error event naming it."""
+    evs = events(run["proj"], run["home"])
+    assert any(says_what_failed(e["data"]) for e in evs if e["category"] == "error"), evs
+
+
+def check_a_failed_commit_is_not_a_commit(run: dict[str, Any]) -> None:
+    """Shared by every agent's module: ``git commit`` with nothing staged is no commit."""
+    evs = events(run["proj"], run["home"])
+    commits = [
+        e["data"].get("message") for e in evs if (e["category"], e["type"]) == ("git", "commit")
+    ]
+    assert "nothing here" not in commits
+
+
+def check_write_context_stored_the_decision(run: dict[str, Any]) -> None:
+    """Shared by every agent's module: the MCP write_context call reached the store."""
+    rows = db_rows(run["proj"], "SELECT type, content FROM contexts")
+    assert ("decision", DECISION) in rows
 
 
 def says_what_failed(data: dict[str, Any]) -> bool:

@@ -224,21 +224,15 @@ def test_cat_is_a_read(run: dict[str, Any]) -> None:
 
 
 def test_the_failure_is_an_error_with_its_informative_line(run: dict[str, Any]) -> None:
-    evs = h.events(run["proj"], run["home"])
-    assert any(h.says_what_failed(e["data"]) for e in evs if e["category"] == "error"), evs
+    h.check_the_failure_is_an_error_that_says_what_failed(run)
 
 
 def test_a_commit_that_failed_is_not_a_commit(run: dict[str, Any]) -> None:
-    evs = h.events(run["proj"], run["home"])
-    commits = [
-        e["data"].get("message") for e in evs if (e["category"], e["type"]) == ("git", "commit")
-    ]
-    assert "nothing here" not in commits
+    h.check_a_failed_commit_is_not_a_commit(run)
 
 
 def test_the_mcp_write_context_call_stored_the_decision(run: dict[str, Any]) -> None:
-    rows = h.db_rows(run["proj"], "SELECT type, content FROM contexts")
-    assert ("decision", h.DECISION) in rows
+    h.check_write_context_stored_the_decision(run)
 
 
 def test_one_compaction_one_snapshot(run: dict[str, Any]) -> None:
