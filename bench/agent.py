@@ -89,7 +89,7 @@ def claude_env(home: Path, url: str) -> dict[str, str]:
 
 def use_mcp_tool_hooks(proj: Path) -> None:
     """Rewrite the installed Claude Code hooks of ``IN_AGENT_EVENTS`` as mcp_tool handlers."""
-    from ctxmode.hooks.in_agent import TEMPLATE
+    from ctxmode.agents.claude import TEMPLATE
 
     path = proj / ".claude" / "settings.local.json"
     settings = json.loads(path.read_text())

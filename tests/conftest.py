@@ -37,6 +37,9 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(home))
     for name in ("CTXMODE_DB", "CTXMODE_DISABLE", "CLAUDE_PROJECT_DIR"):
         monkeypatch.delenv(name, raising=False)
+    # No Claude Code to find unless a test names one: `ctxmode install claude-code` (auto)
+    # writes command hooks whatever this machine has installed.
+    monkeypatch.setenv("CTXMODE_CLAUDE", str(tmp_path / "no-claude-here"))
 
 
 @pytest.fixture

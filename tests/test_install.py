@@ -514,7 +514,9 @@ def test_status_before_and_after(agent: str, project: Path, home: Path) -> None:
         "interpreter",
         "interpreter_exists",
         "problems",
+        "hook_kind",
     }
+    assert data["hook_kind"] == "command"  # no Claude Code found (conftest): command hooks
 
 
 def test_status_reports_partial_hooks_missing_interpreter_and_bad_files(

@@ -297,7 +297,7 @@ def _events(root: Path) -> str:
 
 def test_record_hook_stores_what_the_command_hook_stores(tmp_path: Path) -> None:
     """The same payloads, through ``ctxmode hook`` and through ``record_hook`` calls."""
-    from ctxmode.hooks.in_agent import TEMPLATE
+    from ctxmode.agents.claude import TEMPLATE
 
     assert CTXMODE
     by_command, in_agent = tmp_path / "cmd", tmp_path / "mcp"

@@ -4,6 +4,8 @@
 - ``files``: reading and writing the agents' JSON, JSONC and TOML config files safely;
 - ``jsonc``: a JSON-with-comments reader/editor that keeps comments;
 - ``install``: install, uninstall and status of ctxmode for an agent;
+- ``claude``: Claude Code's command and in-agent (``mcp_tool``) hook handlers, which to write;
+- ``trust``: the trust records Codex needs before it runs a project's hooks;
 - ``opencode_plugin.js``: the OpenCode plugin that forwards its events to the hooks.
 
 The hook payload adapters live with the hooks (``hooks.adapters``): only the hook path uses them.

@@ -14,10 +14,11 @@ Files written, relative to the project root (scope ``project``) or the home fold
                  (user: .config/opencode/plugins/...)       (user: .config/opencode/opencode.json)
 
 Invariants:
-- Every hook runs ``<python> -m ctxmode hook <event> --agent <agent>`` and the MCP server runs
-  ``<python> -m ctxmode serve``, where <python> is the absolute path of the running interpreter
-  (a venv's ``bin/python`` is kept as is, not resolved; a pyenv shim is refused because it adds
-  100-200 ms to every hook).
+- Every hook runs ``<python> -m ctxmode hook <event> --agent <agent>`` (or, for Claude Code's
+  in-agent handlers, calls ``record_hook`` of the running server: ``agents.claude``) and the
+  MCP server runs ``<python> -m ctxmode serve``, where <python> is the absolute path of the
+  running interpreter (a venv's ``bin/python`` is kept as is, not resolved; a pyenv shim is
+  refused because it adds 100-200 ms to every hook).
 - ctxmode's hook entries are recognised by their ``-m ctxmode hook`` command and its server by
   the name ``ctxmode``, so reinstalling updates them in place and uninstalling removes only them.
 - Plan, then write: every file is read, parsed and its new text computed before the first write,
@@ -37,7 +38,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from ctxmode.agents import jsonc
+from ctxmode.agents import claude, jsonc
 from ctxmode.agents.files import (
     dump_json,
     load_json_object,
@@ -107,6 +108,9 @@ class InstallResult:
     scope: str
     changes: tuple[Change, ...]
     dry_run: bool
+    #: Claude Code: the hook handlers written ("command" or "in-agent") and why; else None.
+    hook_kind: str | None = None
+    hook_note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -114,6 +118,8 @@ class InstallResult:
             "scope": self.scope,
             "changes": [c.to_dict() for c in self.changes],
             "dry_run": self.dry_run,
+            "hook_kind": self.hook_kind,
+            "hook_note": self.hook_note,
         }
 
 
@@ -132,6 +138,9 @@ class AgentStatus:
     interpreter: str | None
     interpreter_exists: bool
     problems: tuple[str, ...]
+    #: How the hooks run: "command", or "in-agent" (Claude Code's mcp_tool handlers); None
+    #: when no hooks are installed.
+    hook_kind: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -219,11 +228,13 @@ def _plan_plugin(path: Path, python: str, *, uninstall: bool) -> _Pending | None
     return _Pending(path, old, _plugin_text(python), what, uninstall)
 
 
-def _hooks_edit(agent: str, path: Path, python: str, uninstall: bool) -> JsonEdit:
+def _hooks_edit(
+    agent: str, path: Path, python: str, uninstall: bool, in_agent: bool = False
+) -> JsonEdit:
     nested = agent in NESTED
     if uninstall:
         return lambda doc: drop_hooks(doc, nested)
-    return lambda doc: put_hooks(doc, path, agent, python)
+    return lambda doc: put_hooks(doc, path, agent, python, in_agent)
 
 
 def _server_edit(agent: str, path: Path, python: str, uninstall: bool) -> JsonEdit:
@@ -255,6 +266,7 @@ def _plan(
     *,
     uninstall: bool,
     trust: bool = False,
+    in_agent: bool = False,
 ) -> list[_Pending]:
     layout = agent_layout(agent, scope, root, home)
     plans: list[_Pending | None] = []
@@ -263,7 +275,18 @@ def _plan(
     else:
         events = list(dict.fromkeys(e for e, _ in EVENTS[agent]))
         what = f"ctxmode hooks for {len(events)} events ({', '.join(events)})"
-        edits = [_hooks_edit(agent, layout.hooks, python, uninstall)]
+        edits = [_hooks_edit(agent, layout.hooks, python, uninstall, in_agent)]
+        if agent == "claude-code" and scope == "project":
+            # In-agent hooks need the project's server running: approve it where Claude Code's
+            # own dialog would (the hooks' file is that settings.local.json).
+            if uninstall or not in_agent:
+                edits.append(claude.unapprove)
+            else:
+                edits.append(claude.approve)
+                what += " and approval of the project's MCP server 'ctxmode'"
+            if in_agent and not uninstall:
+                inside = sorted(claude.IN_AGENT_EVENTS)
+                what += f" ({', '.join(inside)} in-agent, through the running server)"
         if layout.mcp == layout.hooks:
             edits.append(_server_edit(agent, layout.mcp, python, uninstall))
             what += " and MCP server 'ctxmode'"
@@ -285,7 +308,7 @@ def _plan(
         else:
             edit = _server_edit(agent, layout.mcp, python, uninstall)
             what = "MCP server 'ctxmode'"
-            if agent == "claude-code" and scope == "project" and not uninstall:
+            if agent == "claude-code" and scope == "project" and not uninstall and not in_agent:
                 what += "; Claude Code asks once to approve project servers"
             plans.append(_plan_json(layout.mcp, [edit], what, uninstall=uninstall))
     # Files that hold nothing of ctxmode's are not worth reporting on uninstall.
@@ -328,6 +351,7 @@ def _run(
     *,
     uninstall: bool,
     trust: bool = False,
+    hooks: str = "auto",
 ) -> InstallResult:
     agent = normalize_agent(agent)
     scope = check_scope(scope)
@@ -335,10 +359,24 @@ def _run(
     home_path = Path(home).absolute() if home is not None else config.home_dir()
     if trust and agent != "codex":
         raise InvalidInput("--trust is for Codex only (it records Codex's own hook review)")
-    plans = _plan(agent, scope, root, home_path, python, uninstall=uninstall, trust=trust)
+    if hooks not in claude.HOOK_CHOICES:
+        raise InvalidInput(f"--hooks must be one of {', '.join(claude.HOOK_CHOICES)}")
+    kind: str | None = None
+    note: str | None = None
+    if agent == "claude-code" and not uninstall:
+        kind, note = claude.choose(hooks, home_path)
+    elif hooks == "in-agent":
+        raise InvalidInput(
+            "--hooks in-agent is for Claude Code only (its mcp_tool hooks); other agents run "
+            "ctxmode's hooks as commands"
+        )
+    plans = _plan(
+        agent, scope, root, home_path, python, uninstall=uninstall, trust=trust,
+        in_agent=kind == "in-agent",
+    )  # fmt: skip
     if not dry_run:
         _apply(plans)
-    return InstallResult(agent, scope, tuple(p.change() for p in plans), dry_run)
+    return InstallResult(agent, scope, tuple(p.change() for p in plans), dry_run, kind, note)
 
 
 def install(
@@ -350,19 +388,23 @@ def install(
     dry_run: bool = False,
     python: str | None = None,
     trust: bool = False,
+    hooks: str = "auto",
 ) -> InstallResult:
     """Register ctxmode's hooks and MCP server with ``agent``; idempotent.
 
     ``python`` overrides the interpreter written into the config (default: the running one).
     ``trust`` (Codex only): also record in ``$CODEX_HOME/config.toml`` that the project and
     these hooks are trusted, as Codex's ``/hooks`` review would (``agents.trust``).
+    ``hooks`` (Claude Code): ``in-agent`` handlers, ``command`` ones, or ``auto``: in-agent when
+    the installed Claude Code runs them (``agents.claude``).
     Raises ``InvalidInput`` (nothing written) for an unknown agent or scope, a pyenv shim, or an
     existing config file that cannot be parsed or edited safely.
     """
     interpreter = resolve_interpreter(python)
     return _run(
-        agent, scope, project_root, home, dry_run, interpreter, uninstall=False, trust=trust
-    )
+        agent, scope, project_root, home, dry_run, interpreter, uninstall=False, trust=trust,
+        hooks=hooks,
+    )  # fmt: skip
 
 
 def uninstall(
@@ -478,6 +520,8 @@ def _agent_notes(agent: str, root: Path, home: Path, problems: list[str]) -> Non
             if _our_hooks(doc, True)[0]:
                 project = root if scope == "project" else None
                 problems += trust.problems(hooks_path, doc, codex_config, project)
+    if agent == "claude-code":
+        problems += claude.problems(root, home)
     if agent == "vscode":
         for path in (root / ".claude" / "settings.json", root / ".claude" / "settings.local.json"):
             doc = _read_json_leniently(path, []) or {}
@@ -498,7 +542,7 @@ def status(agent: str, *, project_root: Path, home: Path | None = None) -> Agent
     paths: list[str] = []
     hook_pythons: list[str] = []
     server_pythons: list[str] = []
-    hooks_ok = mcp_ok = False
+    hooks_ok = mcp_ok = in_agent = False
     nested = agent in NESTED
     expected = {event for event, _ in EVENTS.get(agent, ())}
     seen: set[Path] = set()
@@ -515,6 +559,7 @@ def status(agent: str, *, project_root: Path, home: Path | None = None) -> Agent
             else:
                 doc = _read_json_leniently(path, problems) or {}
                 events, pythons = _our_hooks(doc, nested)
+                in_agent = in_agent or (agent == "claude-code" and claude.has_in_agent(doc))
                 if events and not expected <= events:
                     missing = ", ".join(sorted(expected - events))
                     problems.append(
@@ -562,4 +607,5 @@ def status(agent: str, *, project_root: Path, home: Path | None = None) -> Agent
         interpreter=interpreter,
         interpreter_exists=exists,
         problems=tuple(dict.fromkeys(problems)),
+        hook_kind=("in-agent" if in_agent else "command") if hooks_ok else None,
     )

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ctxmode.agents import claude
 from ctxmode.core.errors import InvalidInput
 
 AGENTS: tuple[str, ...] = ("claude-code", "gemini-cli", "codex", "cursor", "vscode", "opencode")
@@ -216,10 +217,13 @@ def hook_command(python: str, event: str, agent: str) -> str:
     return f"{shlex.quote(python)} -m ctxmode hook {event} --agent {agent}"
 
 
-def handler(agent: str, python: str, event: str) -> dict[str, Any]:
-    """One hook handler entry in ``agent``'s own shape."""
+def handler(agent: str, python: str, event: str, in_agent: bool = False) -> dict[str, Any]:
+    """One hook handler entry in ``agent``'s own shape (``in_agent``: Claude Code's
+    ``mcp_tool`` handler into the running server, see ``agents.claude``)."""
     command = hook_command(python, event, agent)
     timeout = _TIMEOUT_S.get(event, _DEFAULT_TIMEOUT_S)
+    if in_agent:
+        return claude.in_agent_handler(event, timeout)
     if agent == "gemini-cli":  # milliseconds; the name lets users list it in hooks.disabled
         return {
             "type": "command",
@@ -261,9 +265,12 @@ def _tokens(handler: dict[str, Any]) -> list[str]:
 
 
 def is_ours(handler: Any) -> bool:
-    """True for a hook handler that runs ``ctxmode hook`` (any interpreter, any launcher)."""
+    """True for a hook handler that runs ``ctxmode hook`` (any interpreter, any launcher), or
+    Claude Code's in-agent handler calling ctxmode's ``record_hook``."""
     if not isinstance(handler, dict):
         return False
+    if claude.is_in_agent(handler):
+        return True
     tokens = _tokens(handler)
     for i, token in enumerate(tokens):
         nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
@@ -341,15 +348,19 @@ def drop_hooks(
     return changed
 
 
-def put_hooks(doc: dict[str, Any], path: Path, agent: str, python: str) -> None:
-    """Set ctxmode's handlers in ``doc`` (a hooks file of ``agent``), in place of old ones."""
+def put_hooks(
+    doc: dict[str, Any], path: Path, agent: str, python: str, in_agent: bool = False
+) -> None:
+    """Set ctxmode's handlers in ``doc`` (a hooks file of ``agent``), in place of old ones;
+    ``in_agent``: Claude Code's events of ``claude.IN_AGENT_EVENTS`` as in-agent handlers."""
     nested = agent in NESTED
     if agent == "cursor":
         doc.setdefault("version", 1)
     hooks = child_dict(doc, "hooks", path)
     wanted: dict[str, list[dict[str, Any]]] = {}
     for agent_event, event in EVENTS[agent]:
-        wanted.setdefault(agent_event, []).append(handler(agent, python, event))
+        inside = in_agent and agent_event in claude.IN_AGENT_EVENTS
+        wanted.setdefault(agent_event, []).append(handler(agent, python, event, inside))
     drop_hooks(doc, nested, keep=frozenset(wanted), prune=False)
     for agent_event, handlers in wanted.items():
         entries = hooks.get(agent_event, [])

@@ -34,6 +34,8 @@ def _render(result: core.InstallResult, root: Path, verb: str) -> None:
     for change in result.changes:
         shown = _shown(change.path, root, home)
         click.echo(f"  {change.action:<{width}}  {shown}: {change.summary}")
+    if result.hook_note:
+        click.echo(f"  {result.hook_note}")
 
 
 def _scope_option(func: click.decorators.FC) -> click.decorators.FC:
@@ -62,9 +64,21 @@ def _dry_run_option(func: click.decorators.FC) -> click.decorators.FC:
     help="Codex: also record that this project and ctxmode's hooks are trusted "
     "($CODEX_HOME/config.toml), as reviewing them with /hooks in Codex would.",
 )
+@click.option(
+    "--hooks",
+    "hook_kind",
+    type=click.Choice(("auto", "in-agent", "command")),
+    default="auto",
+    show_default=True,
+    help="Claude Code: in-agent hooks run inside the agent, through the ctxmode server it is "
+    "connected to (no process per tool call; Claude Code >= 2.1.118); command hooks start a "
+    "process per call (every version); auto: in-agent when the installed Claude Code runs them.",
+)
 @json_option
 @handle_errors
-def install_agent(agent: str, scope: str, dry_run: bool, trust: bool, as_json: bool) -> None:
+def install_agent(
+    agent: str, scope: str, dry_run: bool, trust: bool, hook_kind: str, as_json: bool
+) -> None:
     """Register ctxmode's hooks and MCP server with AGENT.
 
     AGENT is one of: claude-code, gemini-cli, codex, cursor, vscode, opencode. Existing hooks
@@ -72,7 +86,9 @@ def install_agent(agent: str, scope: str, dry_run: bool, trust: bool, as_json: b
     Python interpreter by its absolute path.
     """
     root = config.find_project_root()
-    result = core.install(agent, scope=scope, project_root=root, dry_run=dry_run, trust=trust)
+    result = core.install(
+        agent, scope=scope, project_root=root, dry_run=dry_run, trust=trust, hooks=hook_kind
+    )
     emit(as_json, result.to_dict(), lambda: _render(result, root, "install"))
 
 
@@ -101,6 +117,8 @@ def agents_status(as_json: bool) -> None:
         home = config.home_dir()
         for st in statuses:
             hooks = "hooks yes" if st.hooks_installed else "hooks no "
+            if st.hook_kind == "in-agent":
+                hooks += " (in-agent)"
             mcp = "mcp yes" if st.mcp_installed else "mcp no "
             python = st.interpreter or "-"
             if st.interpreter and not st.interpreter_exists:

@@ -32,6 +32,8 @@ ENV_DISABLE = "CTXMODE_DISABLE"
 ENV_SEARCH_WARMUP = "CTXMODE_SEARCH_WARMUP"
 #: Set by Claude Code for the hooks and MCP servers it spawns: the project the agent works in.
 ENV_CLAUDE_PROJECT_DIR = "CLAUDE_PROJECT_DIR"
+#: The Claude Code executable ``ctxmode install claude-code`` checks (else ``claude`` on PATH).
+ENV_CLAUDE_EXECUTABLE = "CTXMODE_CLAUDE"
 
 #: SQLite waits this long for a competing writer before reporting "locked".
 BUSY_TIMEOUT_MS = 5000
@@ -169,6 +171,12 @@ def claude_project_dir() -> Path | None:
 
     value = os.environ.get(ENV_CLAUDE_PROJECT_DIR, "").strip()
     return Path(value).expanduser() if value else None
+
+
+def claude_executable() -> str | None:
+    """``$CTXMODE_CLAUDE``: the Claude Code the installer checks, when not the one on PATH."""
+    value = os.environ.get(ENV_CLAUDE_EXECUTABLE, "").strip()
+    return os.path.expanduser(value) if value else None
 
 
 def is_disabled() -> bool:

@@ -1,50 +1,23 @@
 """Hook calls made inside the agent: Claude Code's ``"type": "mcp_tool"`` handlers calling the
 running ``ctxmode serve`` (its hidden ``record_hook`` tool) instead of starting a process.
 
-Claude Code fills the handler's ``input`` by ``${field}`` substitution from the hook payload
-(measured on 2.1.332): inside string values only; an object or array field becomes its compact
-JSON text, a scalar its string form (``1506``, ``false``), a missing field ``""``; nested
-objects of ``input`` are substituted too; there is no whole-payload form. ``TEMPLATE`` is the
-``payload`` object the installer writes; ``payload_from`` turns what arrives back into the
-payload a command hook would have read on stdin (minus fields extraction does not use), and
-``record`` runs it through the command hooks' own path (``runner``): same adapters, handlers,
-redaction, idempotency key and fail-open boundary. Standard library only, like every hook.
+``agents.claude`` holds what the installer writes (``TEMPLATE``, measured substitution rules);
+``payload_from`` turns what arrives back into the payload a command hook would have read on
+stdin (minus fields extraction does not use), and ``record`` runs it through the command hooks'
+own path (``runner``): same adapters, handlers, redaction, idempotency key and fail-open
+boundary. Standard library only, like every hook.
 """
 
 from __future__ import annotations
 
 import json
 
+from ctxmode.agents.claude import BOOL_FIELDS, INT_FIELDS, JSON_FIELDS
 from ctxmode.hooks import runner
 
 TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time (see _lean)
 if TYPE_CHECKING:
     from typing import Any
-
-#: Payload fields passed through ``${...}``: every field the Claude Code adapter reads.
-FIELDS = (
-    "hook_event_name",
-    "session_id",
-    "transcript_path",
-    "cwd",
-    "tool_name",
-    "tool_use_id",
-    "tool_input",
-    "tool_response",
-    "error",
-    "is_interrupt",
-    "duration_ms",
-    "prompt",
-    "last_assistant_message",
-    "stop_hook_active",
-)
-#: Fields whose value is an object (or array) in the payload: substituted as JSON text.
-JSON_FIELDS = frozenset({"tool_input", "tool_response"})
-INT_FIELDS = frozenset({"duration_ms"})
-BOOL_FIELDS = frozenset({"is_interrupt", "stop_hook_active"})
-
-#: The ``payload`` of a handler's ``input``; Claude Code substitutes each value.
-TEMPLATE: dict[str, str] = {name: "${" + name + "}" for name in FIELDS}
 
 
 def payload_from(substituted: dict[str, Any]) -> dict[str, Any]:
