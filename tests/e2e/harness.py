@@ -40,6 +40,12 @@ CLIS = {
         "node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex",
     ),
     "gemini": ("@google/gemini-cli", "0.61.0", "node_modules/@google/gemini-cli/bundle/gemini.js"),
+    # The last Claude Code before mcp_tool hook handlers (2.1.118): what an old install meets.
+    "claude-old": (
+        "@anthropic-ai/claude-code-linux-x64",
+        "2.1.117",
+        "node_modules/@anthropic-ai/claude-code-linux-x64/claude",
+    ),
 }
 
 DECISION = "Use Google OAuth 2.0 rather than Passport"
@@ -189,6 +195,8 @@ def wrap_hooks_for_capture(settings: dict[str, Any], agent: str) -> None:
     for groups in settings.get("hooks", {}).values():
         for group in groups:
             for hook in group.get("hooks", []):
+                if "command" not in hook:
+                    continue  # an in-agent (mcp_tool) handler: no process to tee
                 tee = shlex.join([PYTHON, str(HERE / "tee_hook.py"), str(out), "--"])
                 hook["command"] = f"{tee} {hook['command']}"
 

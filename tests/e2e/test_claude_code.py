@@ -125,6 +125,7 @@ class Claude:
             stderr=subprocess.DEVNULL, text=True, bufsize=1,
         )  # fmt: skip
         self.lines: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self.stream: list[dict[str, Any]] = []  # every line the agent printed
         self.session_id: str | None = None
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -132,7 +133,9 @@ class Claude:
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
             with contextlib.suppress(ValueError):
-                self.lines.put(json.loads(line))
+                item = json.loads(line)
+                self.stream.append(item)
+                self.lines.put(item)
         self.lines.put(None)
 
     def ask(self, prompt: str, timeout: float = 240) -> dict[str, Any]:
@@ -158,13 +161,17 @@ class Claude:
             return self.proc.wait()
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+@pytest.fixture(scope="module", params=["command", "in-agent"])
+def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One scripted session per hook kind: every hook a process, or (issue 21) the tool-call
+    hooks inside the agent, through the ctxmode server it is connected to."""
     exe = h.cli("claude")
     root = tmp_path_factory.mktemp("claude")
     proj, home = h.make_project(root)
     assert h.ctxmode(proj, home, "init").returncode == 0
-    installed = h.ctxmode(proj, home, "install", "claude-code", "--scope", "project")
+    installed = h.ctxmode(
+        proj, home, "install", "claude-code", "--scope", "project", "--hooks", request.param
+    )
     assert installed.returncode == 0, installed.stderr
     settings_path = proj / ".claude" / "settings.local.json"
     settings = json.loads(settings_path.read_text())
@@ -205,6 +212,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {
         "proj": proj, "home": home, "mock": mock, "marks": marks, "sid": sid,
         "new_sid": fresh.session_id, "rcs": (rc1, rc2, rc3), "install": installed.stdout,
+        "hooks": request.param, "streams": first.stream + resumed.stream + fresh.stream,
     }  # fmt: skip
 
 
@@ -217,6 +225,26 @@ def test_every_session_ends_cleanly_and_no_hook_failed(run: dict[str, Any]) -> N
     assert run["rcs"] == (0, 0, 0)
     assert "ERROR" not in h.hooks_log(run["proj"]), h.hooks_log(run["proj"])
     assert h.serve_processes(run["proj"]) == []
+    responses = [e for e in run["streams"] if e.get("subtype") == "hook_response"]
+    assert responses and all(e.get("outcome") == "success" for e in responses), [
+        e for e in responses if e.get("outcome") != "success"
+    ]
+
+
+def test_the_installed_kind_of_hooks_is_what_ran(run: dict[str, Any]) -> None:
+    """In-agent: Claude Code ran the tool-call hooks as mcp_tool calls (no hook process), the
+    rest as commands; the store got the same kinds of events either way (the other tests)."""
+    settings = json.loads((run["proj"] / ".claude" / "settings.local.json").read_text())
+    kinds = {
+        event: {hook["type"] for group in groups for hook in group["hooks"]}
+        for event, groups in settings["hooks"].items()
+    }
+    inside = {"PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop"}
+    for event, types in kinds.items():
+        want = "mcp_tool" if run["hooks"] == "in-agent" and event in inside else "command"
+        assert types == {want}, (event, types)
+    ran = {e.get("hook_event") for e in run["streams"] if e.get("subtype") == "hook_response"}
+    assert {"PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop"} <= ran
 
 
 def test_tool_calls_land_in_their_categories(run: dict[str, Any]) -> None:

@@ -1,0 +1,115 @@
+"""Which hooks ``ctxmode install claude-code`` writes for the Claude Code a user really has
+(issue 21): in-agent (``mcp_tool``) handlers for 2.1.332, command hooks for 2.1.117, the last
+release before ``mcp_tool`` handlers, which ignores every hook of a settings file holding one.
+Both binaries are the real ones, pinned in ``harness.CLIS``, each run once headlessly against
+the scripted Anthropic server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import harness as h
+import pytest
+from mock_anthropic import MockAnthropic
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
+
+PROMPT = "Read the config"
+
+
+def _install(proj: Path, home: Path, env: dict[str, str], *args: str) -> dict[str, Any]:
+    proc = subprocess.run(
+        [h.CTXMODE, "install", "claude-code", "--json", *args],
+        cwd=proj, env={**h.git_env(home), **env}, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return dict(json.loads(proc.stdout))
+
+
+def _session(exe: Path, proj: Path, home: Path) -> list[dict[str, Any]]:
+    """One ``claude -p`` prompt that reads a file; the agent's stream-json lines."""
+    read = {"name": "Read", "input": {"file_path": str(proj / "auth" / "config.py")}}
+    script = [{"match": PROMPT, "turns": [{"tool_use": [read]}, {"text": "ACCESS_TTL is 86400."}]}]
+    with MockAnthropic(script, proj.parent / "requests.jsonl") as mock:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "ANTHROPIC"))}
+        env.update(h.git_env(home))
+        env.update(
+            ANTHROPIC_BASE_URL=mock.url, ANTHROPIC_API_KEY="sk-ant-dummy-e2e",
+            DISABLE_TELEMETRY="1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+            DISABLE_AUTOUPDATER="1", IS_SANDBOX="1",
+        )  # fmt: skip
+        proc = subprocess.run(
+            [str(exe), "-p", PROMPT, "--output-format", "stream-json", "--verbose",
+             "--include-hook-events", "--permission-mode", "bypassPermissions"],
+            cwd=proj, env=env, capture_output=True, text=True, timeout=240,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = []
+    for line in proc.stdout.splitlines():
+        try:
+            lines.append(json.loads(line))
+        except ValueError:
+            continue
+    return lines
+
+
+def _reads(proj: Path, home: Path) -> list[dict[str, Any]]:
+    return [
+        e
+        for e in h.events(proj, home)
+        if e["type"] == "read" and str(e["data"].get("path", "")).endswith("auth/config.py")
+    ]
+
+
+def test_a_current_claude_code_on_path_gets_in_agent_hooks(tmp_path: Path) -> None:
+    exe = h.cli("claude")
+    proj, home = h.make_project(tmp_path / "run")
+    path = f"{exe.parent}:{h.git_env(home)['PATH']}"
+    result = _install(proj, home, {"PATH": path})
+    assert result["hook_kind"] == "in-agent", result
+    assert "2.1.332" in result["hook_note"]
+    lines = _session(exe, proj, home)
+    assert _reads(proj, home), "the in-agent PostToolUse recorded nothing"
+    responses = [e for e in lines if e.get("subtype") == "hook_response"]
+    assert responses and all(e.get("outcome") == "success" for e in responses), responses
+
+
+def test_an_older_claude_code_gets_command_hooks_that_it_runs(tmp_path: Path) -> None:
+    old = h.cli("claude-old")
+    proj, home = h.make_project(tmp_path / "run")
+    result = _install(proj, home, {"CTXMODE_CLAUDE": str(old)})
+    assert result["hook_kind"] == "command", result
+    assert "2.1.117" in result["hook_note"] and "predates" in result["hook_note"]
+    _session(old, proj, home)
+    assert _reads(proj, home), "the old Claude Code ran no ctxmode hook"
+    agents = subprocess.run(
+        [h.CTXMODE, "agents", "--json"], cwd=proj, capture_output=True, text=True,
+        env={**h.git_env(home), "CTXMODE_CLAUDE": str(old)}, timeout=120,
+    )  # fmt: skip
+    (row,) = [r for r in json.loads(agents.stdout) if r["agent"] == "claude-code"]
+    assert row["hook_kind"] == "command" and row["problems"] == []
+
+
+def test_in_agent_hooks_forced_on_an_older_claude_code_are_reported(tmp_path: Path) -> None:
+    """Why ``auto`` checks the version: 2.1.117 runs none of the file's hooks, not even the
+    command ones beside the mcp_tool handlers, and ``ctxmode agents`` says so with the fix."""
+    old = h.cli("claude-old")
+    proj, home = h.make_project(tmp_path / "run")
+    env = {"CTXMODE_CLAUDE": str(old)}
+    assert _install(proj, home, env, "--hooks", "in-agent")["hook_kind"] == "in-agent"
+    lines = _session(old, proj, home)
+    assert not [e for e in lines if e.get("subtype") == "hook_response"]
+    assert h.events(proj, home) == []  # not even the SessionStart command hook ran
+    agents = subprocess.run(
+        [h.CTXMODE, "agents", "--json"], cwd=proj, capture_output=True, text=True,
+        env={**h.git_env(home), **env}, timeout=120,
+    )  # fmt: skip
+    (row,) = [r for r in json.loads(agents.stdout) if r["agent"] == "claude-code"]
+    (problem,) = row["problems"]
+    assert "2.1.117" in problem and "ignores every hook" in problem
+    assert "--hooks command" in problem
