@@ -6,10 +6,12 @@ played against the scripted Anthropic server of ``tests/e2e`` (``mock_anthropic`
 timed is the agent and what runs inside it. Three set-ups, interleaved run by run:
 
 - ``plain``: no ctxmode;
-- ``command``: ``ctxmode install claude-code`` as shipped (every hook a ``ctxmode hook`` process);
-- ``mcp_tool``: the same install with PostToolUse, PostToolUseFailure, UserPromptSubmit and Stop
-  as ``"type": "mcp_tool"`` handlers calling ``record_hook`` in the running ``ctxmode serve``
-  (``ctxmode.hooks.in_agent``).
+- ``command``: ``ctxmode install claude-code --hooks command`` (every hook a ``ctxmode hook``
+  process);
+- ``in-agent``: ``ctxmode install claude-code --hooks in-agent`` (what ``auto`` writes for this
+  Claude Code): PreToolUse, PostToolUse, PostToolUseFailure, UserPromptSubmit and Stop as
+  ``"type": "mcp_tool"`` handlers calling ``record_hook`` in the running ``ctxmode serve``
+  (``ctxmode.agents.claude``, ``ctxmode.hooks.in_agent``).
 
 Printed, medians of ``--runs`` sessions each (after one uncounted warm-up round): wall time and
 the ratio to ``plain``; spawn -> first model request and the difference to ``plain``; per hook
@@ -23,7 +25,7 @@ script and driver of ``test_claude_code``); Claude Code is the harness's pinned 
 installed from npm into ``~/.cache/ctxmode-e2e`` on first use. Without npm or the registry the
 benchmark says why and exits 0 (1 under ``CTXMODE_E2E_REQUIRED=1``).
 
-    .venv/bin/python bench/agent.py [--runs 5] [--setups command,mcp_tool]
+    .venv/bin/python bench/agent.py [--runs 5] [--setups command,in-agent]
 """
 
 from __future__ import annotations
@@ -46,14 +48,8 @@ import pytest  # noqa: E402
 import test_claude_code as e2e  # noqa: E402
 from mock_anthropic import MockAnthropic  # noqa: E402
 
-SETUPS = ("plain", "command", "mcp_tool")
+SETUPS = ("plain", "command", "in-agent")
 PROMPTS = (e2e.P1, e2e.P2)
-IN_AGENT_EVENTS = {
-    "PostToolUse": "post-tool-use",
-    "PostToolUseFailure": "post-tool-use-failure",
-    "UserPromptSubmit": "user-prompt-submit",
-    "Stop": "stop",
-}
 
 
 class StampedClaude(e2e.Claude):
@@ -87,28 +83,14 @@ def claude_env(home: Path, url: str) -> dict[str, str]:
     return env
 
 
-def use_mcp_tool_hooks(proj: Path) -> None:
-    """Rewrite the installed Claude Code hooks of ``IN_AGENT_EVENTS`` as mcp_tool handlers."""
-    from ctxmode.agents.claude import TEMPLATE
-
-    path = proj / ".claude" / "settings.local.json"
-    settings = json.loads(path.read_text())
-    for agent_event, event in IN_AGENT_EVENTS.items():
-        arguments = {"event": event, "agent": "claude-code", "payload": TEMPLATE}
-        handler = {"type": "mcp_tool", "server": "ctxmode", "tool": "record_hook"}
-        settings["hooks"][agent_event] = [{"hooks": [{**handler, "input": arguments}]}]
-    path.write_text(json.dumps(settings, indent=2))
-
-
 def one_session(exe: Path, setup: str, tmp: Path) -> dict[str, Any]:
     proj, home = h.make_project(tmp)
     if setup != "plain":
-        for args in (("init",), ("install", "claude-code", "--scope", "project")):
+        install = ("install", "claude-code", "--scope", "project", "--hooks", setup)
+        for args in (("init",), install):
             proc = h.ctxmode(proj, home, *args)
             if proc.returncode:
                 raise SystemExit(f"ctxmode {' '.join(args)} failed: {proc.stderr.strip()}")
-        if setup == "mcp_tool":
-            use_mcp_tool_hooks(proj)
     with MockAnthropic(e2e.script(proj), tmp / "requests.jsonl") as mock:
         env = claude_env(home, mock.url)
         start = time.time()
@@ -118,6 +100,8 @@ def one_session(exe: Path, setup: str, tmp: Path) -> dict[str, Any]:
         rc = claude.close()
         wall = time.time() - start
         first = mock.requests[0]["t"] - start if mock.requests else float("nan")
+    from ctxmode.agents.claude import IN_AGENT_EVENTS
+
     hook_ms: dict[str, list[float]] = {}
     started: dict[str, tuple[float, str]] = {}
     for stamp, ev in claude.stamped:
@@ -125,7 +109,7 @@ def one_session(exe: Path, setup: str, tmp: Path) -> dict[str, Any]:
             started[ev["hook_id"]] = (stamp, ev.get("hook_event", ""))
         elif ev.get("subtype") == "hook_response" and ev.get("hook_id") in started:
             t0, event = started.pop(ev["hook_id"])
-            kind = "mcp_tool" if setup == "mcp_tool" and event in IN_AGENT_EVENTS else "command"
+            kind = "mcp_tool" if setup == "in-agent" and event in IN_AGENT_EVENTS else "command"
             hook_ms.setdefault(kind, []).append((stamp - t0) * 1000)
     events = len(h.events(proj, home)) if setup != "plain" else 0
     errors = h.hooks_log(proj).count("ERROR") if setup != "plain" else 0
@@ -141,7 +125,7 @@ def main() -> int:
     parser.add_argument(
         "--setups",
         default=",".join(SETUPS),
-        help="comma-separated subset of plain,command,mcp_tool (plain is always run)",
+        help="comma-separated subset of plain,command,in-agent (plain is always run)",
     )
     opts = parser.parse_args()
     setups = tuple(s for s in SETUPS if s == "plain" or s in opts.setups.split(","))

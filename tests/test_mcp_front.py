@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from conftest import CTXMODE
+from conftest import CTXMODE, run_cli
 from ctxmode.mcp import listing
 
 pytestmark = pytest.mark.timeout(120)
@@ -339,3 +339,48 @@ def test_record_hook_fails_open_on_bad_arguments(project: Path) -> None:
     for rid in (2, 3):
         assert served[rid]["result"] == {"content": [{"type": "text", "text": ""}]}
     assert "record_hook: bad arguments" in (project / ".context" / "hooks.log").read_text()
+
+
+def test_in_agent_calls_reuse_the_store_until_its_file_is_replaced(project: Path) -> None:
+    """The server keeps the store open between ``record_hook`` calls (no open, migration check
+    or closing checkpoint per tool call), yet every call lands in the file at the store's
+    path: written by others meanwhile, or moved aside and started anew."""
+    from ctxmode import Store
+    from ctxmode.agents.claude import TEMPLATE
+    from ctxmode.hooks import in_agent
+
+    def call(rid: int, command: str) -> None:
+        payload = {
+            "hook_event_name": "PostToolUse", "session_id": "s-reuse", "cwd": str(project),
+            "tool_name": "Bash", "tool_input": {"command": command},
+            "tool_response": {"stdout": "ok", "stderr": ""}, "tool_use_id": f"toolu_{rid}",
+        }  # fmt: skip
+        arguments = _claude_substitute(
+            {"event": "post-tool-use", "agent": "claude-code", "payload": TEMPLATE}, payload
+        )
+        assert in_agent.record(arguments, str(project)) == ""
+
+    def commands(db: Path) -> list[str]:
+        with Store.open(db) as store:
+            rows = store.conn.execute("SELECT data FROM events ORDER BY id").fetchall()
+        return [json.loads(r[0]).get("command", "") for r in rows]
+
+    db = project / ".context" / "context.db"
+    try:
+        call(1, "ls first")
+        call(2, "ls second")
+        assert len(in_agent._STORES) == 1  # one open store, reused
+        added = run_cli("add", "decision", "Use OAuth", cwd=project)  # another writer
+        assert added.returncode == 0, added.stderr
+        call(3, "ls third")
+        assert commands(db) == ["ls first", "ls second", "ls third"]
+        aside = project / "old.db"
+        db.rename(aside)
+        for suffix in ("-wal", "-shm"):
+            Path(f"{db}{suffix}").unlink(missing_ok=True)
+        call(4, "ls fourth")
+        assert commands(db) == ["ls fourth"]
+        assert "ls fourth" not in commands(aside)
+    finally:
+        in_agent.close_stores()
+    assert in_agent._STORES == {}

@@ -19,6 +19,21 @@ TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time (se
 if TYPE_CHECKING:
     from typing import Any
 
+    from ctxmode.store import Store
+
+#: The server's open stores by path, reused across calls (``runner._run``); closed at exit.
+_STORES: dict[str, tuple[Store, tuple[int, int]]] = {}
+
+
+def close_stores() -> None:
+    """Close the stores kept open for in-agent calls (the server is ending)."""
+    while _STORES:
+        _, (store, _ident) = _STORES.popitem()
+        try:  # noqa: SIM105 - as in runner: no contextlib import for one statement
+            store.close()
+        except Exception:  # noqa: BLE001 - closing at exit must not fail the exit
+            pass
+
 
 def payload_from(substituted: dict[str, Any]) -> dict[str, Any]:
     """The hook payload back from its substituted ``TEMPLATE``: ``""`` is a missing field."""
@@ -62,7 +77,7 @@ def record(arguments: Any, process_cwd: str) -> str:
         if len(raw) > runner.MAX_PAYLOAD_BYTES:
             runner.log(process_cwd, "WARN", f"{event}: payload over the limit dropped")
             return ""
-        output = runner._run(event, str(agent), raw, process_cwd, where)
+        output = runner._run(event, str(agent), raw, process_cwd, where, stores=_STORES)
         return json.dumps(output, ensure_ascii=False) if output is not None else ""
     except Exception as exc:  # noqa: BLE001 - the hook boundary: fail open, log
         runner.log(where["root"], "ERROR", f"record_hook: {type(exc).__name__}: {exc}")

@@ -135,6 +135,28 @@ def _replay_spool(store: Store, root: str) -> None:
         log(root, "WARN", f"spooled hook calls not written yet: {type(exc).__name__}: {exc}")
 
 
+def _reused(stores: dict[str, tuple[Store, tuple[int, int]]] | None, db_path: str) -> Store | None:
+    """The open store kept for ``db_path``, if the file there is still the one it opened."""
+    if not stores or db_path not in stores:
+        return None
+    import os
+
+    store, ident = stores[db_path]
+    try:
+        stat = os.stat(db_path)
+        same = (stat.st_dev, stat.st_ino) == ident
+    except OSError:
+        same = False
+    if same and not store.conn.in_transaction:
+        return store
+    del stores[db_path]  # moved aside, replaced or deleted since: open the file there now
+    try:  # noqa: SIM105 - contextlib is one more import on the hook path
+        store.close()
+    except Exception:  # noqa: BLE001 - an old handle's close must not fail the call
+        pass
+    return None
+
+
 def _run(
     event: str,
     agent: str,
@@ -142,8 +164,14 @@ def _run(
     process_cwd: str,
     where: dict[str, object],
     keep_open: bool = False,
+    stores: dict[str, tuple[Store, tuple[int, int]]] | None = None,
 ) -> dict[str, object] | None:
-    """Parse, normalize, open the project's store and dispatch; ``where`` learns the root."""
+    """Parse, normalize, open the project's store and dispatch; ``where`` learns the root.
+
+    ``stores``: a long-running process's open stores by path (the MCP server running in-agent
+    hooks), reused while the file at the path is the same one (device and inode): no open,
+    migration check or closing checkpoint per call. A store that failed is closed and dropped.
+    """
     import json
     import os
     import re
@@ -196,13 +224,17 @@ def _run(
         canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"))
         key = sha256_hex(f"{ev.kind}\0{canonical}".encode())[:32]
     for attempt in (1, 2):
-        store = Store.open(db_path, root=root, recover=True)
-        try:
+        store = _reused(stores, db_path)
+        if store is None:
+            store = Store.open(db_path, root=root, recover=True)
             if store.recovered_file is not None:
                 log(root, "WARN", f"unusable store moved aside to {store.recovered_file}")
             store.limit_lock_wait(HOOK_BUSY_TIMEOUT_MS, HOOK_LOCK_RETRIES)
+        try:
             result = handlers.handle(store, ev, key)
         except BaseException as exc:
+            if stores is not None:
+                stores.pop(db_path, None)
             store.close()
             from ctxmode.sessions.spool import Spooled  # the failure path only
 
@@ -217,7 +249,11 @@ def _run(
         else:
             if os.path.isdir(config.spool_dir_for(store.db_file)):  # one stat when none waits
                 _replay_spool(store, root)
-            if keep_open and not store.conn.in_transaction:
+            if stores is not None and not store.conn.in_transaction:
+                if db_path not in stores:
+                    stat = os.stat(db_path)
+                    stores[db_path] = (store, (stat.st_dev, stat.st_ino))
+            elif keep_open and not store.conn.in_transaction:
                 _KEPT_OPEN.append(store)  # closed by the process exit, without a checkpoint
             else:
                 store.close()
