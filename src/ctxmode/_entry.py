@@ -27,12 +27,12 @@ def main() -> None:
     if argv[:1] == ["serve"] and not {"-h", "--help"} & set(argv):
         # The MCP handshake is timed by the agent: skip click, go straight to the server.
         parent = os.getppid()  # before the slow imports: the agent may be gone by then
-        from ctxmode.hooks.in_agent import record
+        from ctxmode.hooks.in_agent import prepare, record
         from ctxmode.mcp.front import main as serve_main
 
         # The entry point composes the faces: the server runs in-agent hook calls with the
         # hook path's own code.
-        sys.exit(serve_main(argv[1:], parent_pid=parent, record=record))
+        sys.exit(serve_main(argv[1:], parent_pid=parent, record=record, prepare=prepare))
     from ctxmode.cli import cli
 
     cli(prog_name="ctxmode")

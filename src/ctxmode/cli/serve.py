@@ -21,11 +21,11 @@ from ctxmode.cli._common import state
 @click.pass_context
 def serve_cmd(ctx: click.Context, db: str | None) -> None:
     """Run the MCP server over stdio (for agents; exits when stdin closes)."""
-    from ctxmode.hooks.in_agent import record
+    from ctxmode.hooks.in_agent import prepare, record
     from ctxmode.mcp.front import resolve_serve_paths, serve
 
     db_path, root = resolve_serve_paths(db or state(ctx).db)
-    serve(db_path, root, record=record)
+    serve(db_path, root, record=record, prepare=prepare)
 
 
 def register(cli: click.Group) -> None:

@@ -25,6 +25,15 @@ if TYPE_CHECKING:
 _STORES: dict[str, tuple[Store, tuple[int, int]]] = {}
 
 
+def prepare() -> None:
+    """Import what ``record`` runs (the hook path) ahead of the first call; the server's
+    warm-up thread calls it after the handshake."""
+    import ctxmode.hooks.adapters
+    import ctxmode.hooks.handlers
+    import ctxmode.sessions.records
+    import ctxmode.store  # noqa: F401
+
+
 def close_stores() -> None:
     """Close the stores kept open for in-agent calls (the server is ending)."""
     while _STORES:

@@ -75,12 +75,14 @@ class Front:
         wire_out: IO[bytes],
         record: Callable[[Any, str], str] | None = None,
         warm: bool = True,
+        prepare: Callable[[], None] | None = None,
     ) -> None:
         self.db_path = db_path
         self._warm_after_handshake = warm
         #: Records one in-agent hook call (``hooks.in_agent.record``); given by the entry point,
-        #: since one face does not import another.
+        #: since one face does not import another. ``prepare`` loads what it needs ahead.
         self._record = record
+        self._prepare = prepare
         self.root = root
         self._out = wire_out
         self._out_lock = threading.Lock()
@@ -210,6 +212,13 @@ class Front:
             self._warm.start()
 
     def _build(self) -> None:
+        if self._prepare is not None:
+            # First the in-agent hook path, which the agent's next hook call (UserPromptSubmit,
+            # before its first model request) needs; then the SDK, for the model's tool calls.
+            try:
+                self._prepare()
+            except Exception as exc:  # noqa: BLE001 - the first hook call loads it instead
+                print(f"ctxmode serve: hook warm-up failed: {exc!r}", file=sys.stderr)
         try:
             from ctxmode.mcp.server import build_server
 
@@ -315,16 +324,17 @@ def serve(
     *,
     parent_pid: int | None = None,
     record: Callable[[Any, str], str] | None = None,
+    prepare: Callable[[], None] | None = None,
 ) -> None:
     """Run the server over stdio until stdin closes or ``parent_pid`` (default: ours) exits.
 
     ``record``: runs in-agent hook calls (``record_hook``); without it they go to the SDK
-    server, which does not know the tool.
+    server, which does not know the tool. ``prepare``: loads what ``record`` needs, ahead.
     """
     parent = parent_pid if parent_pid is not None else os.getppid()
     wire_in, wire_out = _claim_stdio()
     db = Path(db_path).expanduser().absolute()
-    front = Front(db, Path(root) if root else None, wire_out, record)
+    front = Front(db, Path(root) if root else None, wire_out, record, prepare=prepare)
     threading.Thread(target=_watch_parent, args=(front, parent), daemon=True).start()
     _exit_on_signals(front)
     try:
@@ -357,6 +367,7 @@ def main(
     argv: list[str],
     parent_pid: int | None = None,
     record: Callable[[Any, str], str] | None = None,
+    prepare: Callable[[], None] | None = None,
 ) -> int:
     """``ctxmode serve [--db PATH]`` without the click stack (startup time matters here)."""
     db: str | None = None
@@ -372,7 +383,7 @@ def main(
             return 1
     try:
         db_path, root = resolve_serve_paths(db)
-        serve(db_path, root, parent_pid=parent_pid, record=record)
+        serve(db_path, root, parent_pid=parent_pid, record=record, prepare=prepare)
     except CtxmodeError as exc:  # before the server runs: a bad path, a cwd that is gone ...
         print(f"Error: {exc}", file=sys.stderr)
         return 1
