@@ -113,3 +113,45 @@ def test_in_agent_hooks_forced_on_an_older_claude_code_are_reported(tmp_path: Pa
     (problem,) = row["problems"]
     assert "2.1.117" in problem and "ignores every hook" in problem
     assert "--hooks command" in problem
+
+
+def test_calls_lost_while_the_server_is_down_reach_the_snapshot(tmp_path: Path) -> None:
+    """In-agent hooks with a ``ctxmode serve`` that cannot start: every tool-call hook fails
+    ("not connected") and records nothing, yet the PreCompact command hook reads the calls
+    back from the transcript (``hooks.backfill``) and the snapshot the model gets after
+    ``/compact`` states the edit and the failing test."""
+    import test_claude_code as e2e
+
+    exe = h.cli("claude")
+    proj, home = h.make_project(tmp_path / "run")
+    assert _install(proj, home, {}, "--hooks", "in-agent")["hook_kind"] == "in-agent"
+    mcp = proj / ".mcp.json"
+    config = json.loads(mcp.read_text())
+    config["mcpServers"]["ctxmode"]["command"] = "/bin/false"  # the server never starts
+    mcp.write_text(json.dumps(config))
+    with MockAnthropic(e2e.script(proj), tmp_path / "requests.jsonl") as mock:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "ANTHROPIC"))}
+        env.update(h.git_env(home))
+        env.update(
+            ANTHROPIC_BASE_URL=mock.url, ANTHROPIC_API_KEY="sk-ant-dummy-e2e",
+            DISABLE_TELEMETRY="1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+            DISABLE_AUTOUPDATER="1", IS_SANDBOX="1",
+        )  # fmt: skip
+        claude = e2e.Claude(exe, proj, env, [])
+        claude.ask(e2e.P1)
+        claude.ask("/compact")
+        mark = len(mock.requests)
+        claude.ask(e2e.P3)
+        assert claude.close() == 0
+        after = [r for r in mock.requests[mark:] if r["kind"] == "main"]
+    lost = [
+        e for e in claude.stream
+        if e.get("subtype") == "hook_response" and e.get("hook_event") == "PostToolUse"
+    ]  # fmt: skip
+    assert lost and all(e.get("outcome") != "success" for e in lost), lost
+    evs = h.events(proj, home)
+    assert any((e["category"], e["type"]) == ("file", "edit") for e in evs), evs
+    assert any(h.says_what_failed(e["data"]) for e in evs if e["category"] == "error"), evs
+    assert after and h.snapshot_copies(after[0]["body"]) == 1
+    block = h.snapshot_block(after[0]["body"])
+    assert "auth/config.py" in block and "test_rotation" in block, block

@@ -7,10 +7,14 @@ Contracts:
 - bounded: injected text stays under the agent's cap (``handlers.OUTPUT_CAP_CHARS``) and the
   snapshot under ``Settings.snapshot_bytes``;
 - fenced: injected text is escaped XML inside ``<ctxmode_data>``, labelled as reference data;
-- idempotent: a retried hook call (same payload) records nothing new.
+- idempotent: a retried hook call (same payload, or the same ``tool_use_id``) records nothing
+  new.
 
 ``adapters`` turns each agent's payload into a ``NormalizedHookEvent``; ``handlers`` records
-and decides what to print; ``runner`` parses argv/stdin and owns the fail-open boundary.
+and decides what to print; ``runner`` parses argv/stdin and owns the fail-open boundary;
+``in_agent`` runs the same path for Claude Code's ``mcp_tool`` hook calls inside ``ctxmode
+serve``; ``backfill`` records, at PreCompact and SessionEnd, the calls a Claude Code transcript
+holds that no hook recorded.
 
 May import: ``core``, ``sessions`` and the ``store`` facade (whose domain imports are lazy);
 never ``search``, ``knowledge`` at module level, the MCP SDK, click or another face.

@@ -118,12 +118,15 @@ def handle(
                 )
         return None
     if kind == "session_end":
+        from ctxmode.hooks.backfill import OFFSET, backfill
+
         sessions.record(store, ev, [], idempotency_key=None, project_dir=project)
+        backfill(store, ev)  # the session's last calls, if no hook recorded them
         with store.transaction() as conn:
             # Detector state of a finished session is dead weight.
             conn.execute(
-                "DELETE FROM hook_state WHERE session_id = ? AND key NOT IN (?, ?, ?)",
-                (ev.session_id, _PENDING, _SUGGEST, _IN_CONTEXT),
+                "DELETE FROM hook_state WHERE session_id = ? AND key NOT IN (?, ?, ?, ?)",
+                (ev.session_id, _PENDING, _SUGGEST, _IN_CONTEXT, OFFSET),
             )
         return None
     if kind in ("subagent_start", "subagent_stop"):
@@ -163,11 +166,13 @@ def _record(
 def _pre_compact(
     store: Store, ev: NormalizedHookEvent, idempotency_key: str | None
 ) -> dict[str, Any] | None:
+    from ctxmode.hooks.backfill import backfill
     from ctxmode.sessions import snapshot
 
     # One transaction (the inner ones become savepoints): one commit instead of three.
     with store.transaction() as conn:
         sessions.record(store, ev, [], idempotency_key=None, project_dir=store.root_dir)
+        backfill(store, ev)  # calls no hook recorded (a server not connected ...)
         snap = snapshot.build_snapshot(store, ev.session_id)
         snapshot_id = snapshot.save(store, snap)
         if ev.agent in _INJECT_ON_PROMPT | _INJECT_ON_TOOL:

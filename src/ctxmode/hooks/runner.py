@@ -217,12 +217,9 @@ def _run(
 
     key = None
     if ev.kind not in ("session_start", "pre_compact", "session_end"):
-        from ctxmode.core._lean import sha256_hex
+        from ctxmode.hooks.backfill import call_key
 
-        # Canonical JSON, not the raw bytes: an agent that re-serialises a retried payload
-        # (other key order or spacing) still sends the same call.
-        canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"))
-        key = sha256_hex(f"{ev.kind}\0{canonical}".encode())[:32]
+        key = call_key(ev.kind, payload)
     for attempt in (1, 2):
         store = _reused(stores, db_path)
         if store is None:

@@ -4,7 +4,8 @@
 - ``records``: sessions and their events in the store (idempotent, bounded);
 - ``snapshot``: the <= 2 KB resume snapshot and the startup brief;
 - ``spool``: hook calls kept on disk while another process holds the store's lock;
-- ``transcript``: reading an agent's transcript (the last assistant turn).
+- ``transcript``: reading an agent's transcript (the last assistant turn; Claude Code's tool
+  calls and prompts, for ``hooks.backfill``).
 
 This is the hook path: standard library and ``core`` only, nothing heavy at import time.
 May import: ``core``. Never ``knowledge``, ``search``, the ``store`` facade or a face.

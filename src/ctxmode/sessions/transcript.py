@@ -77,3 +77,112 @@ def _content_text(content: Any) -> str | None:
     ]
     text = "\n".join(p for p in parts if p)
     return text or None
+
+
+# -- the calls a Claude Code transcript holds (the hooks' backstop) --------------------------
+
+#: Most of a transcript read per backfill (bytes, from the last offset read): a session's
+#: tool outputs, not an unbounded file.
+BACKFILL_BYTES = 16 * 1024 * 1024
+#: User texts that are Claude Code's own (slash commands, their output, caveats), not prompts.
+_NOT_PROMPTS = ("<command-name>", "<command-message>", "<local-command-", "Caveat:", "<bash-")
+
+
+def claude_calls(path: str | None, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
+    """Hook payloads rebuilt from a Claude Code transcript, after byte ``offset``: one
+    PostToolUse (or PostToolUseFailure) per finished tool call and one UserPromptSubmit per
+    prompt, in order, without session fields; and the offset read up to (the end of the last
+    whole line). A tool call whose result is not in the file yet is left for a later read.
+
+    Shapes (Claude Code 2.1.332): an ``assistant`` line's ``message.content`` holds
+    ``tool_use`` blocks (``id``, ``name``, ``input``); the ``user`` line of the result holds a
+    ``tool_result`` block (``tool_use_id``, ``is_error``, ``content``) and, at the top level,
+    ``toolUseResult``: the PostToolUse ``tool_response``. Subagent (sidechain) lines are
+    skipped. Never raises: ``([], offset)`` when nothing is readable.
+    """
+    if not path or not path.endswith(".jsonl") or not os.path.isfile(path):
+        return [], offset
+    try:
+        with open(path, "rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            if offset > size:
+                offset = 0  # rewritten since: read it again (the store drops repeats)
+            handle.seek(offset)
+            data = handle.read(BACKFILL_BYTES)
+    except OSError:
+        return [], offset
+    end = data.rfind(b"\n") + 1
+    if end == 0:
+        return [], offset
+    uses: dict[str, tuple[int, dict[str, Any]]] = {}
+    out: list[tuple[int, dict[str, Any]]] = []
+    resume = offset + end
+    at = 0
+    for raw in data[:end].split(b"\n"):
+        start, at = at, at + len(raw) + 1
+        if not raw.strip():
+            continue
+        try:
+            entry = json.loads(raw)
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(entry, dict) or entry.get("isSidechain") is True:
+            continue
+        message = entry.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if entry.get("type") == "assistant" and isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict) and block.get("type") == "tool_use":
+                    ident, name = block.get("id"), block.get("name")
+                    if isinstance(ident, str) and isinstance(name, str):
+                        uses[ident] = (offset + start, block)
+        elif entry.get("type") == "user":
+            if isinstance(content, list) and any(
+                isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+            ):
+                for block in content:
+                    call = _finished_call(block, entry, uses)
+                    if call is not None:
+                        out.append(call)
+            elif not entry.get("isMeta"):
+                text = _content_text(content)
+                if text and not text.startswith(_NOT_PROMPTS):
+                    prompt = {"hook_event_name": "UserPromptSubmit", "prompt": text}
+                    out.append((offset + start, prompt))
+    if uses:
+        resume = min(resume, min(line for line, _ in uses.values()))  # results still to come
+    out.sort(key=lambda item: item[0])
+    return [payload for _, payload in out], resume
+
+
+def _finished_call(
+    block: Any, entry: dict[str, Any], uses: dict[str, tuple[int, dict[str, Any]]]
+) -> tuple[int, dict[str, Any]] | None:
+    """The PostToolUse(Failure) payload of one ``tool_result`` block whose call is known."""
+    if not isinstance(block, dict) or block.get("type") != "tool_result":
+        return None
+    ident = block.get("tool_use_id")
+    if not isinstance(ident, str) or ident not in uses:
+        return None
+    line, use = uses.pop(ident)
+    payload: dict[str, Any] = {
+        "tool_name": use["name"],
+        "tool_input": use.get("input") if isinstance(use.get("input"), dict) else {},
+        "tool_use_id": ident,
+    }
+    if block.get("is_error") is True:
+        payload["hook_event_name"] = "PostToolUseFailure"
+        payload["error"] = _result_text(block.get("content")) or ""
+    else:
+        payload["hook_event_name"] = "PostToolUse"
+        response = entry.get("toolUseResult")
+        payload["tool_response"] = (
+            response if response is not None else _result_text(block.get("content"))
+        )
+    return line, payload
+
+
+def _result_text(content: Any) -> str | None:
+    if isinstance(content, str):
+        return content
+    return _content_text(content)

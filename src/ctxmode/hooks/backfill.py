@@ -1,0 +1,85 @@
+"""The hooks' backstop for Claude Code: what its transcript shows that no hook recorded.
+
+A hook call can be lost: an in-agent (``mcp_tool``) hook while the ``ctxmode serve`` it calls
+is not connected (not approved yet, crashed, restarting), a command hook killed by its
+timeout. Before a snapshot is built (PreCompact) and when the session ends, the calls and
+prompts of the session's transcript (``sessions.transcript.claude_calls``) after the offset
+read last time go through the hooks' own adapter and extraction. Nothing is stored twice: a
+tool call's idempotency key is its ``tool_use_id`` (``call_key``, the same for every path),
+and a rebuilt record whose content the session already holds is dropped. Detectors (repeats,
+latency, error resolution) do not run on replayed calls. Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+
+TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time (see _lean)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ctxmode.sessions.vocab import NormalizedHookEvent
+    from ctxmode.store import Store
+
+#: hook_state key: the transcript offset read up to, per session.
+OFFSET = "transcript_offset"
+
+
+def call_key(kind: str, payload: dict[str, Any]) -> str:
+    """The idempotency key of one hook call: its ``tool_use_id`` for a finished tool call
+    (Claude Code, Codex: unique per call, whoever reports it), else its canonical payload."""
+    from ctxmode.core._lean import sha256_hex
+
+    ident = payload.get("tool_use_id")
+    if kind in ("post_tool_use", "post_tool_use_failure") and isinstance(ident, str) and ident:
+        basis = f"{kind}\0tool_use_id\0{ident}"
+    else:
+        # Canonical JSON, not the raw bytes: an agent that re-serialises a retried payload
+        # (other key order or spacing) still sends the same call.
+        basis = f"{kind}\0{json.dumps(payload, sort_keys=True, separators=(',', ':'))}"
+    return sha256_hex(basis.encode())[:32]
+
+
+def backfill(store: Store, ev: NormalizedHookEvent) -> int:
+    """Record what ``ev``'s transcript holds after the last offset read; events stored."""
+    if ev.agent != "claude-code" or not ev.transcript_path or not ev.session_id:
+        return 0
+    import time
+
+    from ctxmode.hooks import adapters
+    from ctxmode.sessions import events, records, transcript
+
+    offset = records.get_state(store.conn, ev.session_id, OFFSET)
+    offset = offset if isinstance(offset, int) and offset >= 0 else 0
+    calls, resume = transcript.claude_calls(ev.transcript_path, offset)
+    stored = 0
+    for rebuilt in calls:
+        payload = {**rebuilt, "session_id": ev.session_id, "cwd": ev.cwd or store.root_dir}
+        call = adapters.normalize("claude-code", None, payload)
+        if call is None:
+            continue
+        found = [
+            rec
+            for rec in events.extract(call)
+            if not _held(store, ev.session_id, records.content_hash(records.redact_record(rec)))
+        ]
+        if not found:
+            continue
+        result = records.record(
+            store, call, found, idempotency_key=call_key(call.kind, payload),
+            project_dir=store.root_dir, detect=False,
+        )  # fmt: skip
+        stored += result.inserted
+    if resume != offset:
+        with store.transaction() as conn:
+            records.set_state(conn, ev.session_id, OFFSET, resume, int(time.time()))
+    return stored
+
+
+def _held(store: Store, session_id: str, digest: str) -> bool:
+    """Whether the session already holds an event with this content."""
+    row = store.conn.execute(
+        "SELECT 1 FROM events WHERE session_id = ? AND content_hash = ? LIMIT 1",
+        (session_id, digest),
+    ).fetchone()
+    return row is not None
