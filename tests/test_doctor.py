@@ -202,6 +202,27 @@ def test_installed_agent_is_ok_and_a_broken_one_fails(
     assert str(venv_python) in check.message and "ctxmode install gemini-cli" in check.fix
 
 
+def test_the_mcp_server_the_entries_start_must_answer(
+    project: Path, home: Path, tmp_path: Path
+) -> None:
+    """In-agent hooks and every ctxmode tool need the server: doctor starts it as the agents'
+    entries do and asks for ``initialize``; a Python without ctxmode fails, saying why."""
+    import subprocess
+
+    with Store.open(db_of(project)):
+        pass
+    install.install("claude-code", project_root=project, home=home, hooks="in-agent")
+    check = run(project, home)["mcp server"]
+    assert check.level == "OK" and "answers initialize" in check.message, check
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    install.install("cursor", project_root=project, home=home, python=str(bare / "bin" / "python"))
+    failed = [c for c in doctor.run(db_of(project), project, home=home) if c.name == "mcp server"]
+    assert sorted(c.level for c in failed) == ["FAIL", "OK"], failed  # one per interpreter
+    (bad,) = [c for c in failed if c.level == "FAIL"]
+    assert "No module named ctxmode" in bad.message and "cursor" in bad.message
+
+
 def test_unreadable_agent_config_warns(project: Path, home: Path) -> None:
     with Store.open(db_of(project)):
         pass

@@ -251,10 +251,12 @@ def check_hook_log(root: Path, now: float) -> Check:
 
 
 def check_agents(root: Path, home: Path | None = None) -> list[Check]:
-    """For each agent: hooks and MCP entry installed, and the interpreter they name exists."""
+    """For each agent: hooks and MCP entry installed, and the interpreter they name exists;
+    then each interpreter's MCP server answers ``initialize``."""
     from ctxmode.agents import install
 
     checks: list[Check] = []
+    servers: dict[str, list[str]] = {}
     for agent in install.AGENTS:
         try:
             st = install.status(agent, project_root=root, home=home)
@@ -269,7 +271,69 @@ def check_agents(root: Path, home: Path | None = None) -> list[Check]:
             )
             continue
         checks.append(_agent_check(agent, st))
+        if st.mcp_installed and st.interpreter and st.interpreter_exists:
+            servers.setdefault(st.interpreter, []).append(agent)
+    checks += [check_server(python, agents, root) for python, agents in servers.items()]
     return checks
+
+
+#: How long ``check_server`` waits for ``initialize`` (seconds): a cold start on a busy machine.
+SERVER_TIMEOUT_S = 20
+
+
+def check_server(python: str, agents: list[str], root: Path) -> Check:
+    """The MCP server the agents' entries start answers ``initialize`` (in-agent hooks, and
+    every ctxmode tool, need it running)."""
+    import json
+    import selectors
+    import subprocess
+
+    name = "mcp server"
+    start = time.monotonic()
+    hello = {
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "ctxmode-doctor", "version": "0"}},
+    }  # fmt: skip
+    try:
+        proc = subprocess.Popen(
+            [python, "-m", "ctxmode", "serve"], cwd=root, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+    except OSError as exc:
+        return Check(name, "FAIL", f"{python} -m ctxmode serve did not start ({exc})", "reinstall")
+    reply = b""
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(json.dumps(hello).encode() + b"\n")
+        proc.stdin.flush()
+        with selectors.DefaultSelector() as sel:
+            sel.register(proc.stdout, selectors.EVENT_READ)
+            if sel.select(SERVER_TIMEOUT_S):
+                reply = proc.stdout.readline()
+    except OSError:
+        pass
+    finally:
+        elapsed = time.monotonic() - start
+        try:
+            _, err = proc.communicate(timeout=10)  # closes its stdin: the server ends
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _, err = proc.communicate()
+    used_by = ", ".join(agents)
+    try:
+        ok = "serverInfo" in json.loads(reply).get("result", {})
+    except (ValueError, AttributeError):
+        ok = False
+    if ok:
+        return Check(name, "OK", f"answers initialize in {elapsed * 1000:.0f} ms ({used_by})")
+    tail = " ".join(err.decode("utf-8", "replace").split())[-300:] or "no reply"
+    return Check(
+        name,
+        "FAIL",
+        f"`{python} -m ctxmode serve` (for {used_by}) did not answer initialize: {tail}",
+        "run that command yourself to see why; reinstall ctxmode into that environment",
+    )
 
 
 def _agent_check(agent: str, st: AgentStatus) -> Check:
