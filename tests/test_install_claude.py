@@ -109,7 +109,7 @@ def test_switching_back_to_command_hooks_replaces_them_in_place(project: Path, h
     handlers = _handlers(doc)
     assert not any(claude.is_in_agent(h) for hs in handlers.values() for h in hs)
     assert mine in handlers["PostToolUse"]
-    assert doc["enabledMcpjsonServers"] == ["other"]
+    assert doc["enabledMcpjsonServers"] == ["other", "ctxmode"]  # the server is still there
     assert inst.status("claude-code", project_root=project, home=home).hook_kind == "command"
 
 

@@ -279,9 +279,9 @@ def _plan(
         if agent == "claude-code" and scope == "project":
             # In-agent hooks need the project's server running: approve it where Claude Code's
             # own dialog would (the hooks' file is that settings.local.json).
-            if uninstall or not in_agent:
+            if uninstall:
                 edits.append(claude.unapprove)
-            else:
+            elif in_agent:  # command hooks leave an approval alone: the server still runs
                 edits.append(claude.approve)
                 what += " and approval of the project's MCP server 'ctxmode'"
             if in_agent and not uninstall:
