@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 
-from ctxmode.agents.claude import BOOL_FIELDS, INT_FIELDS, JSON_FIELDS
 from ctxmode.hooks import runner
 
 TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time (see _lean)
@@ -28,6 +27,7 @@ _STORES: dict[str, tuple[Store, tuple[int, int]]] = {}
 def prepare() -> None:
     """Import what ``record`` runs (the hook path) ahead of the first call; the server's
     warm-up thread calls it after the handshake."""
+    import ctxmode.agents.claude
     import ctxmode.hooks.adapters
     import ctxmode.hooks.handlers
     import ctxmode.sessions.records
@@ -46,6 +46,9 @@ def close_stores() -> None:
 
 def payload_from(substituted: dict[str, Any]) -> dict[str, Any]:
     """The hook payload back from its substituted ``TEMPLATE``: ``""`` is a missing field."""
+    # Here, not at the top: the server imports this module before it answers ``initialize``.
+    from ctxmode.agents.claude import BOOL_FIELDS, INT_FIELDS, JSON_FIELDS
+
     payload: dict[str, Any] = {}
     for name, value in substituted.items():
         if not isinstance(name, str) or value == "" or value is None:

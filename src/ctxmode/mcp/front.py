@@ -45,6 +45,8 @@ SIGNAL_EXIT_GRACE_S = 0.3
 #: The tool Claude Code's ``mcp_tool`` hooks call (``hooks.in_agent``). Not listed: the model
 #: never sees it, and Claude Code calls a hook's tool whether listed or not (2.1.332).
 RECORD_TOOL = "record_hook"
+#: With in-agent hooks, the SDK build waits at most this long for the first hook call (s).
+SDK_WARM_DELAY_S = 3.0
 #: The stateless-era (2026-07-28) discovery request; the front serves the handshake era only.
 DISCOVER = "server/discover"
 #: Id of the ``initialize`` replayed into the SDK server; its reply is not sent on.
@@ -96,6 +98,9 @@ class Front:
         self._swallow = False
         #: The SDK server built ahead by ``_warm_later`` (``None`` until then).
         self._warm: threading.Thread | None = None
+        #: Set when the SDK build may start: the first in-agent hook call is answered, a
+        #: message needs the SDK, or ``SDK_WARM_DELAY_S`` passed (``_build``).
+        self._sdk_go = threading.Event()
         self._built: Any = None
 
     # -- the wire ----------------------------------------------------------------------------
@@ -151,6 +156,7 @@ class Front:
         self.send(
             {"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": text}]}}
         )
+        self._sdk_go.set()
         return True
 
     def _answer(self, line: str) -> bool:
@@ -214,11 +220,13 @@ class Front:
     def _build(self) -> None:
         if self._prepare is not None:
             # First the in-agent hook path, which the agent's next hook call (UserPromptSubmit,
-            # before its first model request) needs; then the SDK, for the model's tool calls.
+            # before its first model request) needs; then the SDK, for the model's tool calls,
+            # once that call is answered: its ~1 s of imports would hold the GIL against it.
             try:
                 self._prepare()
             except Exception as exc:  # noqa: BLE001 - the first hook call loads it instead
                 print(f"ctxmode serve: hook warm-up failed: {exc!r}", file=sys.stderr)
+            self._sdk_go.wait(SDK_WARM_DELAY_S)
         try:
             from ctxmode.mcp.server import build_server
 
@@ -239,6 +247,7 @@ class Front:
 
     def _start_sdk(self) -> None:
         """Start the SDK server and replay the handshake the front answered."""
+        self._sdk_go.set()  # a warm-up waiting for the first hook call: needed now
         self._native = False
         feed: queue.Queue[str | None] = queue.Queue()
         for line in self._replay:
