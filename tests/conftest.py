@@ -35,8 +35,18 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
-    for name in ("CTXMODE_DB", "CTXMODE_DISABLE", "CLAUDE_PROJECT_DIR"):
+    for name in ("CTXMODE_DB", "CTXMODE_DISABLE", "CLAUDE_PROJECT_DIR", "CODEX_HOME"):
         monkeypatch.delenv(name, raising=False)
+    for name in (
+        "GEMINI_CLI_HOME",
+        "GEMINI_CLI_TRUSTED_FOLDERS_PATH",
+        "GEMINI_CLI_TRUST_WORKSPACE",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    # Gemini CLI's machine-wide settings (/etc/gemini-cli) must not decide a test's outcome.
+    monkeypatch.setenv(
+        "GEMINI_CLI_SYSTEM_SETTINGS_PATH", str(tmp_path / "etc-gemini" / "settings.json")
+    )
     # No Claude Code to find unless a test names one: `ctxmode install claude-code` (auto)
     # writes command hooks whatever this machine has installed.
     monkeypatch.setenv("CTXMODE_CLAUDE", str(tmp_path / "no-claude-here"))

@@ -195,6 +195,12 @@ def test_installed_agent_is_ok_and_a_broken_one_fails(
     venv_python.parent.mkdir(parents=True)
     venv_python.symlink_to(sys.executable)
     install.install("gemini-cli", project_root=project, home=home, python=str(venv_python))
+    check = run(project, home)["agent gemini-cli"]  # installed, but in a folder Gemini ignores
+    assert check.level == "WARN" and "Gemini CLI does not trust" in check.message
+    assert "ctxmode install gemini-cli --trust" in check.fix
+    install.install(
+        "gemini-cli", project_root=project, home=home, python=str(venv_python), trust=True
+    )
     assert run(project, home)["agent gemini-cli"].level == "OK"
     venv_python.unlink()
     check = run(project, home)["agent gemini-cli"]

@@ -365,6 +365,12 @@ def _agent_check(agent: str, st: AgentStatus) -> Check:
             if not ok
         ]
         text = "; ".join(st.problems) or f"{' and '.join(missing)} not installed"
+        if not missing and all("--trust" in problem for problem in st.problems):
+            # Installed but ignored until the agent trusts it: the message names the exact step.
+            reinstall = (
+                f"record the trust: the `ctxmode install {agent} --trust` command above, or "
+                "the agent's own step it names"
+            )
         return Check(name, "WARN", text, reinstall)
     return Check(
         name,

@@ -217,10 +217,14 @@ def test_tool_calls_land_in_their_categories(run: dict[str, Any]) -> None:
     ), evs
 
 
-@pytest.mark.xfail(strict=False, reason="issue 16 extraction")
 def test_cat_is_a_read(run: dict[str, Any]) -> None:
     evs = h.events(run["proj"], run["home"])
-    assert any(e["type"] == "read" and "auth/config.py" in json.dumps(e["data"]) for e in evs)
+    path = str(run["proj"] / "auth" / "config.py")
+    reads = [e for e in evs if (e["category"], e["type"]) == ("data", "read")]
+    assert [e["data"]["path"] for e in reads] == [path], evs
+    # the read says what ``cat`` did: no second record of the command
+    commands = [e["data"].get("command", "") for e in evs if e["type"] == "command"]
+    assert not [c for c in commands if c.startswith("cat ")], commands
 
 
 def test_the_failure_is_an_error_with_its_informative_line(run: dict[str, Any]) -> None:

@@ -1,5 +1,6 @@
 """Gemini CLI 0.61.0 (``gemini -p -o stream-json``) driven for real against a scripted Gemini
-API server, with ctxmode installed by ``ctxmode install gemini-cli --scope project``."""
+API server, with ctxmode installed by ``ctxmode install gemini-cli --scope project --trust`` (no
+``GEMINI_CLI_TRUST_WORKSPACE``: the folder trust ctxmode records is what lets Gemini CLI run)."""
 
 from __future__ import annotations
 
@@ -31,18 +32,33 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
     }))  # fmt: skip
     assert h.ctxmode(proj, home, "init").returncode == 0
-    installed = h.ctxmode(proj, home, "install", "gemini-cli", "--scope", "project")
+    mock = MockGemini(root / "requests.jsonl").start()
+    env = {**h.git_env(home), "GEMINI_API_KEY": "dummy-key", "GOOGLE_GEMINI_BASE_URL": mock.url,
+           "NO_COLOR": "1", "TERM": "dumb"}  # fmt: skip
+    env["PATH"] += ":" + str(h.Path(node).parent)
+    # Installed without --trust: the folder is untrusted, so the real binary refuses to start.
+    untrusted = h.ctxmode(proj, home, "install", "gemini-cli", "--scope", "project")
+    assert untrusted.returncode == 0, untrusted.stderr
+    agents = json.loads(h.ctxmode(proj, home, "agents", "--json").stdout)
+    mock.load("untrusted", [text("never asked")])
+    refused = subprocess.run(
+        [node, str(exe), "-m", "gemini-2.5-pro", "-o", "stream-json", "-p", "hello"], cwd=proj,
+        env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300,
+    )  # fmt: skip
+    out: dict[str, Any] = {"proj": proj, "home": home, "mock": mock, "rcs": [], "marks": {},
+                           "untrusted": {"install": untrusted.stdout, "agents": agents,
+                                         "rc": refused.returncode, "stderr": refused.stderr,
+                                         "requests": len(mock.requests),
+                                         "sessions": h.sessions(proj, home)}}  # fmt: skip
+    installed = h.ctxmode(proj, home, "install", "gemini-cli", "--scope", "project", "--trust")
     assert installed.returncode == 0, installed.stderr
+    out["install"] = installed.stdout
+    out["trust_file"] = json.loads((home / ".gemini" / "trustedFolders.json").read_text())
+    out["agents"] = json.loads(h.ctxmode(proj, home, "agents", "--json").stdout)
     settings_path = proj / ".gemini" / "settings.json"
     settings = json.loads(settings_path.read_text())
     h.wrap_hooks_for_capture(settings, "gemini-cli")
     settings_path.write_text(json.dumps(settings, indent=2))
-    mock = MockGemini(root / "requests.jsonl").start()
-    env = {**h.git_env(home), "GEMINI_API_KEY": "dummy-key", "GOOGLE_GEMINI_BASE_URL": mock.url,
-           "GEMINI_CLI_TRUST_WORKSPACE": "true", "NO_COLOR": "1", "TERM": "dumb"}  # fmt: skip
-    env["PATH"] += ":" + str(h.Path(node).parent)
-    out: dict[str, Any] = {"proj": proj, "home": home, "mock": mock, "rcs": [], "marks": {},
-                           "install": installed.stdout}  # fmt: skip
     cfg = str(proj / "auth" / "config.py")
 
     def gemini(phase: str, prompt: str, turns: list[dict[str, Any]], resume: bool) -> None:
@@ -92,6 +108,28 @@ def test_every_run_ends_cleanly_and_no_hook_failed(run: dict[str, Any]) -> None:
     assert run["rcs"] == [0, 0, 0, 0], run
     assert "ERROR" not in h.hooks_log(run["proj"]), h.hooks_log(run["proj"])
     assert h.serve_processes(run["proj"]) == []
+
+
+def _gemini_problems(agents: list[dict[str, Any]]) -> list[str]:
+    (row,) = [a for a in agents if a["agent"] == "gemini-cli"]
+    assert row["hooks_installed"] and row["mcp_installed"]
+    return [p for p in row["problems"] if "Gemini CLI" in p]
+
+
+def test_without_folder_trust_gemini_runs_nothing_and_ctxmode_says_so(run: dict[str, Any]) -> None:
+    untrusted = run["untrusted"]
+    assert "ctxmode install gemini-cli --trust" in untrusted["install"]
+    (problem,) = _gemini_problems(untrusted["agents"])
+    assert "does not trust" in problem and "/permissions trust" in problem
+    # the real binary agrees: no hook, no model request, an error naming the trust
+    assert untrusted["rc"] != 0 and "trusted directory" in untrusted["stderr"]
+    assert untrusted["requests"] == 0 and untrusted["sessions"] == []
+
+
+def test_the_trust_ctxmode_records_is_what_gemini_reads(run: dict[str, Any]) -> None:
+    assert run["trust_file"] == {str(run["proj"].resolve()): "TRUST_FOLDER"}
+    assert "folder trust of" in run["install"]
+    assert _gemini_problems(run["agents"]) == []
 
 
 def test_tool_calls_land_in_their_categories(run: dict[str, Any]) -> None:

@@ -298,14 +298,16 @@ def toml_remove_table(path: Path, text: str, keys: tuple[str, ...]) -> str:
 # --- writing ----------------------------------------------------------------------------------
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` atomically, keeping the old file's permission bits."""
+def write_atomic(path: Path, text: str, new_mode: int | None = None) -> None:
+    """Replace ``path`` with ``text`` atomically, keeping the old file's permission bits
+    (``new_mode``, when given, for a file that did not exist)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.ctxmode-{os.getpid()}.tmp")
+    mode: int | None
     try:
         mode = path.stat().st_mode & 0o7777
     except FileNotFoundError:
-        mode = None
+        mode = new_mode
     try:
         with open(tmp, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)

@@ -159,6 +159,7 @@ class _Pending:
     new: str | None  # None: remove the file
     what: str  # what ctxmode keeps in this file, e.g. "MCP server 'ctxmode'"
     uninstall: bool
+    mode: int | None = None  # permission bits of a file created
 
     @property
     def action(self) -> Action:
@@ -257,6 +258,14 @@ def _plan_codex_trust(hooks: _Pending, root: Path, home: Path, scope: str) -> _P
     return _Pending(path, old, new, what, False)
 
 
+def _plan_gemini_trust(root: Path, home: Path) -> _Pending:
+    """Record in Gemini CLI's ``trustedFolders.json`` that it may read this project's settings."""
+    from ctxmode.agents import gemini_trust
+
+    path, old, new, what = gemini_trust.plan(root, home)
+    return _Pending(path, old, new, what, False, mode=0o600)  # as Gemini CLI creates it
+
+
 def _plan(
     agent: str,
     scope: str,
@@ -295,10 +304,17 @@ def _plan(
                 "; Codex runs them only once trusted: `ctxmode install codex --trust`, or "
                 "trust the project and review them with /hooks in Codex"
             )
+        folder_trust = agent == "gemini-cli" and scope == "project" and not uninstall
+        if folder_trust and not trust:
+            from ctxmode.agents import gemini_trust as folders
+
+            what += "".join(f"; {problem}" for problem in folders.problems(root, home))
         hooks_plan = _plan_json(layout.hooks, edits, what, uninstall=uninstall)
         plans.append(hooks_plan)
         if agent == "codex" and trust and hooks_plan is not None and not uninstall:
             plans.append(_plan_codex_trust(hooks_plan, root, home, scope))
+        if folder_trust and trust:
+            plans.append(_plan_gemini_trust(root, home))
         for other in layout.also:  # only cleaned: install never writes there
             drop = [_hooks_edit(agent, other, python, True)]
             plans.append(_plan_json(other, drop, "ctxmode hooks", uninstall=True))
@@ -325,7 +341,7 @@ def _apply(plans: list[_Pending]) -> None:
             if plan.new is None:
                 plan.path.unlink(missing_ok=True)
             else:
-                write_atomic(plan.path, plan.new)
+                write_atomic(plan.path, plan.new, plan.mode)
             done.append(plan)
     except OSError as exc:
         for plan in reversed(done):
@@ -357,8 +373,10 @@ def _run(
     scope = check_scope(scope)
     root = Path(project_root).absolute()
     home_path = Path(home).absolute() if home is not None else config.home_dir()
-    if trust and agent != "codex":
-        raise InvalidInput("--trust is for Codex only (it records Codex's own hook review)")
+    if trust and agent not in ("codex", "gemini-cli"):
+        raise InvalidInput(
+            "--trust is for Codex (its hook review) and Gemini CLI (its folder trust) only"
+        )
     if hooks not in claude.HOOK_CHOICES:
         raise InvalidInput(f"--hooks must be one of {', '.join(claude.HOOK_CHOICES)}")
     kind: str | None = None
@@ -393,8 +411,10 @@ def install(
     """Register ctxmode's hooks and MCP server with ``agent``; idempotent.
 
     ``python`` overrides the interpreter written into the config (default: the running one).
-    ``trust`` (Codex only): also record in ``$CODEX_HOME/config.toml`` that the project and
-    these hooks are trusted, as Codex's ``/hooks`` review would (``agents.trust``).
+    ``trust``: Codex, also record in ``$CODEX_HOME/config.toml`` that the project and these
+    hooks are trusted, as Codex's ``/hooks`` review would (``agents.trust``); Gemini CLI (project
+    scope; user-scope settings need no trust), record the project's folder trust in
+    ``~/.gemini/trustedFolders.json`` (``agents.gemini_trust``).
     ``hooks`` (Claude Code): ``in-agent`` handlers, ``command`` ones, or ``auto``: in-agent when
     the installed Claude Code runs them (``agents.claude``).
     Raises ``InvalidInput`` (nothing written) for an unknown agent or scope, a pyenv shim, or an
@@ -505,6 +525,14 @@ def _agent_notes(agent: str, root: Path, home: Path, problems: list[str]) -> Non
                 isinstance(tools, dict) and tools.get("enableHooks") is False
             ):
                 problems.append(f"{path} turns Gemini CLI hooks off")
+        settings = root / ".gemini" / "settings.json"  # user-scope settings need no trust
+        if (
+            _our_hooks(_read_json_leniently(settings, []) or {}, True)[0]
+            or _server_python(agent, settings, [])[0]
+        ):
+            from ctxmode.agents import gemini_trust
+
+            problems += gemini_trust.problems(root, home)
     if agent == "codex":
         from ctxmode.agents import trust
 

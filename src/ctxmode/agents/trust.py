@@ -96,7 +96,8 @@ def problems(
     hooks_path: Path, doc: dict[str, Any], config: dict[str, Any], project_root: Path | None
 ) -> list[str]:
     """What keeps Codex from running ctxmode's hooks in ``hooks_path``, with the fix."""
-    fix = "run `ctxmode install codex --trust`, " + MANUAL_STEP
+    scope = "" if project_root is not None else " --scope user"
+    fix = f"run `ctxmode install codex --trust{scope}`, " + MANUAL_STEP
     out: list[str] = []
     if project_root is not None:
         projects = config.get("projects")

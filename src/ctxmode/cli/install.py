@@ -61,8 +61,9 @@ def _dry_run_option(func: click.decorators.FC) -> click.decorators.FC:
 @click.option(
     "--trust",
     is_flag=True,
-    help="Codex: also record that this project and ctxmode's hooks are trusted "
-    "($CODEX_HOME/config.toml), as reviewing them with /hooks in Codex would.",
+    help="Also record the trust the agent needs before it runs project hooks. Codex: this "
+    "project and ctxmode's hooks ($CODEX_HOME/config.toml), as /hooks in Codex would. Gemini "
+    "CLI (project scope): this folder (~/.gemini/trustedFolders.json), as its trust dialog would.",
 )
 @click.option(
     "--hooks",

@@ -236,3 +236,38 @@ def codex_home(home: Path | None = None) -> Path:
 
     value = os.environ.get("CODEX_HOME", "").strip()
     return Path(value) if value else (home or home_dir()) / ".codex"
+
+
+def gemini_home(home: Path | None = None) -> Path:
+    """The folder holding Gemini CLI's ``.gemini/`` user folder: $GEMINI_CLI_HOME, else ``home``."""
+    from pathlib import Path
+
+    value = os.environ.get("GEMINI_CLI_HOME", "").strip()
+    return Path(value) if value else (home or home_dir())
+
+
+def gemini_trusted_folders(home: Path | None = None) -> Path:
+    """Gemini CLI's folder trust file: $GEMINI_CLI_TRUSTED_FOLDERS_PATH, else
+    ``.gemini/trustedFolders.json`` in ``gemini_home``."""
+    from pathlib import Path
+
+    value = os.environ.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH", "").strip()
+    return Path(value) if value else gemini_home(home) / ".gemini" / "trustedFolders.json"
+
+
+def gemini_system_settings() -> tuple[Path, Path]:
+    """Gemini CLI's system settings and system defaults files (both override-able by env)."""
+    import sys
+    from pathlib import Path
+
+    value = os.environ.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH", "").strip()
+    if value:
+        system = Path(value)
+    elif sys.platform == "darwin":
+        system = Path("/Library/Application Support/GeminiCli/settings.json")
+    elif sys.platform == "win32":
+        system = Path("C:\\ProgramData\\gemini-cli\\settings.json")
+    else:
+        system = Path("/etc/gemini-cli/settings.json")
+    defaults = os.environ.get("GEMINI_CLI_SYSTEM_DEFAULTS_PATH", "").strip()
+    return system, Path(defaults) if defaults else system.parent / "system-defaults.json"

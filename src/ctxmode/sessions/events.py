@@ -16,6 +16,7 @@ in ``ctxmode.sessions.records``; this module only supplies the keys they compare
 from __future__ import annotations
 
 import json
+import os
 import re
 
 from ctxmode.core._lean import LazyRegex
@@ -347,6 +348,33 @@ def _response_text(resp: Any) -> str:
     return ""
 
 
+def _read_record(path: str) -> list[EventRecord]:
+    """What reading one file records: a read, or a rule read for an agent rule file."""
+    if _is_rule_file(path):
+        return [_rec("rule", "read", path=clip(path, 300))]
+    return [_rec("data", "read", path=clip(path, 300))]
+
+
+def _shell_reads(ev: NormalizedHookEvent, command: str) -> tuple[list[EventRecord], bool]:
+    """Reads of the project files a shell command showed (``cat F``...; ``shell_reads``), and
+    whether reading them is all the command did.
+
+    Recorded by absolute path, as read tools report theirs, so a file the agent's read tool
+    reported just before is not stored twice (``records`` skips a repeated record)."""
+    from ctxmode.sessions.shell_reads import read_paths
+
+    start = ev.cwd
+    folder = _str(ev.tool_input.get("dir_path")) or _str(ev.tool_input.get("directory"))
+    if start and folder:  # Gemini's run_shell_command runs in dir_path
+        start = os.path.join(start, folder)
+    paths, pure = read_paths(command, ev.cwd, start)
+    out: list[EventRecord] = []
+    for path in paths:
+        if os.path.isfile(path):  # not a failed read (``cat: F: No such file``)
+            out += _read_record(path)
+    return out, pure and len(out) == len(paths)
+
+
 def tool_records(ev: NormalizedHookEvent) -> list[EventRecord]:
     """Records for one tool call (success or failure)."""
     name = ev.tool_name or ""
@@ -387,20 +415,24 @@ def tool_records(ev: NormalizedHookEvent) -> list[EventRecord]:
             _str(inp.get("command")) or _str(inp.get("patch")) or _str(inp.get("input"))
         )
     if name == "Read":
-        if path and _is_rule_file(path):
-            return [_rec("rule", "read", path=clip(path, 300))]
         paths = inp.get("paths")
         if not path and isinstance(paths, list):
             return [_rec("data", "read", path=clip(", ".join(map(str, paths[:5])), 300))]
-        return [_rec("data", "read", path=clip(path, 300))] if path else []
+        return _read_record(path) if path else []
     if name == "Bash":
-        command = mask_exports(_str(inp.get("command")))
+        from ctxmode.sessions.shell_reads import command_text
+
+        text = command_text(inp.get("command"))
+        command = mask_exports(text)
         if not command.strip():
             return []
         actions = shell_records(command)
         if any(r.category == "git" for r in actions):
             return actions  # the git records say what the command did
-        return [_rec("data", "command", command=clip(command, COMMAND_CHARS)), *actions]
+        reads, only_reads = _shell_reads(ev, text)
+        if only_reads:
+            return reads + actions  # ``cat F``: the read says it all
+        return [*reads, _rec("data", "command", command=clip(command, COMMAND_CHARS)), *actions]
     if name == "Search":
         query = _str(inp.get("pattern")) or _str(inp.get("query")) or path
         return (
