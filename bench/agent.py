@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import sys
@@ -72,17 +71,6 @@ class StampedClaude(e2e.Claude):
         self.lines.put(None)
 
 
-def claude_env(home: Path, url: str) -> dict[str, str]:
-    """The environment ``test_claude_code`` runs Claude Code in, pointed at ``url``."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "ANTHROPIC"))}
-    env.update(h.git_env(home))
-    env.update(
-        ANTHROPIC_BASE_URL=url, ANTHROPIC_API_KEY="sk-ant-dummy-e2e", DISABLE_TELEMETRY="1",
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1", IS_SANDBOX="1",
-    )  # fmt: skip
-    return env
-
-
 def one_session(exe: Path, setup: str, tmp: Path) -> dict[str, Any]:
     proj, home = h.make_project(tmp)
     if setup != "plain":
@@ -92,7 +80,7 @@ def one_session(exe: Path, setup: str, tmp: Path) -> dict[str, Any]:
             if proc.returncode:
                 raise SystemExit(f"ctxmode {' '.join(args)} failed: {proc.stderr.strip()}")
     with MockAnthropic(e2e.script(proj), tmp / "requests.jsonl") as mock:
-        env = claude_env(home, mock.url)
+        env = h.claude_env(home, mock.url)
         start = time.time()
         claude = StampedClaude(exe, proj, env, [])
         for prompt in PROMPTS:

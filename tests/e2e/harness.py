@@ -163,6 +163,18 @@ def git_env(home: Path) -> dict[str, str]:
     }
 
 
+def claude_env(home: Path, url: str) -> dict[str, str]:
+    """The environment Claude Code runs in for these tests: HOME, git identity, the scripted
+    server at ``url``, no telemetry or updates; root may bypass permissions (``IS_SANDBOX``)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "ANTHROPIC"))}
+    env.update(git_env(home))
+    env.update(
+        ANTHROPIC_BASE_URL=url, ANTHROPIC_API_KEY="sk-ant-dummy-e2e", DISABLE_TELEMETRY="1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1", IS_SANDBOX="1",
+    )  # fmt: skip
+    return env
+
+
 def make_project(root: Path) -> tuple[Path, Path]:
     """A git repo with a failing test, and an empty HOME beside it."""
     proj, home = root / "proj", root / "home"

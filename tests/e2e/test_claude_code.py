@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import queue
 import subprocess
 import threading
@@ -178,12 +177,7 @@ def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
     h.wrap_hooks_for_capture(settings, "claude-code")
     settings_path.write_text(json.dumps(settings, indent=2))
     mock = MockAnthropic(script(proj), root / "requests.jsonl").start()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "ANTHROPIC"))}
-    env.update(h.git_env(home))
-    env.update(
-        ANTHROPIC_BASE_URL=mock.url, ANTHROPIC_API_KEY="sk-ant-dummy-e2e", DISABLE_TELEMETRY="1",
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1", IS_SANDBOX="1",
-    )  # fmt: skip
+    env = h.claude_env(home, mock.url)
     marks: dict[str, int] = {}
     try:
         first = Claude(exe, proj, env, [])

@@ -7,7 +7,6 @@ the scripted Anthropic server."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -35,13 +34,7 @@ def _session(exe: Path, proj: Path, home: Path) -> list[dict[str, Any]]:
     read = {"name": "Read", "input": {"file_path": str(proj / "auth" / "config.py")}}
     script = [{"match": PROMPT, "turns": [{"tool_use": [read]}, {"text": "ACCESS_TTL is 86400."}]}]
     with MockAnthropic(script, proj.parent / "requests.jsonl") as mock:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "ANTHROPIC"))}
-        env.update(h.git_env(home))
-        env.update(
-            ANTHROPIC_BASE_URL=mock.url, ANTHROPIC_API_KEY="sk-ant-dummy-e2e",
-            DISABLE_TELEMETRY="1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-            DISABLE_AUTOUPDATER="1", IS_SANDBOX="1",
-        )  # fmt: skip
+        env = h.claude_env(home, mock.url)
         proc = subprocess.run(
             [str(exe), "-p", PROMPT, "--output-format", "stream-json", "--verbose",
              "--include-hook-events", "--permission-mode", "bypassPermissions"],
@@ -130,13 +123,7 @@ def test_calls_lost_while_the_server_is_down_reach_the_snapshot(tmp_path: Path) 
     config["mcpServers"]["ctxmode"]["command"] = "/bin/false"  # the server never starts
     mcp.write_text(json.dumps(config))
     with MockAnthropic(e2e.script(proj), tmp_path / "requests.jsonl") as mock:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "ANTHROPIC"))}
-        env.update(h.git_env(home))
-        env.update(
-            ANTHROPIC_BASE_URL=mock.url, ANTHROPIC_API_KEY="sk-ant-dummy-e2e",
-            DISABLE_TELEMETRY="1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-            DISABLE_AUTOUPDATER="1", IS_SANDBOX="1",
-        )  # fmt: skip
+        env = h.claude_env(home, mock.url)
         claude = e2e.Claude(exe, proj, env, [])
         claude.ask(e2e.P1)
         claude.ask("/compact")
