@@ -48,6 +48,8 @@ function additionalContext(result) {
 export const CtxmodePlugin = async ({ directory, worktree }) => {
   const cwd = directory || worktree;
   const base = (sessionID, name) => ({ session_id: sessionID, cwd, hook_event_name: name });
+  // sessionID -> the snapshot waiting for that session's compaction summary.
+  const summaries = new Map();
   return {
     "tool.execute.before": async (input, output) => {
       await runHook("pre-tool-use", {
@@ -58,12 +60,18 @@ export const CtxmodePlugin = async ({ directory, worktree }) => {
       });
     },
     "tool.execute.after": async (input, output) => {
+      // Built-in tools give {title, output, metadata} (bash: metadata.exit is the exit code);
+      // MCP tools give the MCP result itself ({content, structuredContent, isError}).
+      const result = output || {};
+      const builtin = typeof result.output === "string";
+      const meta = (builtin && result.metadata) || {};
       await runHook("post-tool-use", {
         ...base(input.sessionID, "PostToolUse"),
         tool_name: input.tool,
         tool_input: input.args || {},
         tool_use_id: input.callID,
-        tool_response: output ? output.output : null,
+        tool_response: builtin ? result.output : output || null,
+        ...(typeof meta.exit === "number" ? { exit_code: meta.exit } : {}),
       });
     },
     "chat.message": async (input, output) => {
@@ -76,15 +84,21 @@ export const CtxmodePlugin = async ({ directory, worktree }) => {
         await runHook("user-prompt-submit", { ...base(input.sessionID, "UserPromptSubmit"), prompt });
       }
     },
-    // Compaction: store the snapshot, then hand it to the compaction prompt so it survives.
-    "experimental.session.compacting": async (input, output) => {
+    // Compaction: store the snapshot; it is appended to the summary the compaction writes
+    // (the next text OpenCode completes in that session), which replaces the history: the
+    // model then reads it once in every later request, and a resume replays that copy.
+    "experimental.session.compacting": async (input) => {
       await runHook("pre-compact", { ...base(input.sessionID, "PreCompact"), trigger: "auto" });
       const restored = additionalContext(
         await runHook("session-start", { ...base(input.sessionID, "SessionStart"), source: "compact" }),
       );
-      if (restored && output && Array.isArray(output.context)) {
-        output.context.push(restored);
-      }
+      if (restored) summaries.set(input.sessionID, restored);
+    },
+    "experimental.text.complete": async (input, output) => {
+      const restored = input && summaries.get(input.sessionID);
+      if (!restored || !output || typeof output.text !== "string") return;
+      summaries.delete(input.sessionID);
+      output.text = `${output.text}\n\n${restored}`;
     },
     event: async ({ event }) => {
       const props = (event && event.properties) || {};
