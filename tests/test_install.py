@@ -599,6 +599,8 @@ def test_opencode_plugin_forwards_events(project: Path, home: Path, tmp_path: Pa
         f'cat >> "{log}"; echo >> "{log}"\n'
         'if [ "$4" = session-start ]; then '
         'echo \'{"hookSpecificOutput":{"additionalContext":"SNAP"}}\'; fi\n'
+        'if [ "$4" = post-tool-use ]; then '
+        'echo \'{"hookSpecificOutput":{"additionalContext":"LINKED"}}\'; fi\n'
     )
     fake.chmod(0o755)
     inst.install("opencode", project_root=project, home=home, python=str(fake))
@@ -625,6 +627,7 @@ def test_opencode_plugin_forwards_events(project: Path, home: Path, tmp_path: Pa
         "  const fx = JSON.parse(readFileSync(`${dir}/${name}.json`));\n"
         "  await hooks[fx.hook](fx.input, fx.output);\n"
         '  if (fx.hook === "experimental.text.complete") texts.push(fx.output.text);\n'
+        '  if (fx.hook === "tool.execute.after") texts.push(fx.output.output ?? null);\n'
         "}\n"
         "console.log(JSON.stringify(texts));\n"
     )
@@ -632,7 +635,10 @@ def test_opencode_plugin_forwards_events(project: Path, home: Path, tmp_path: Pa
         ["node", str(driver)], capture_output=True, text=True, timeout=60, cwd=tmp_path
     )
     assert proc.returncode == 0, proc.stderr
-    summary, later = json.loads(proc.stdout)
+    bash_out, mcp_out, summary, later = json.loads(proc.stdout)
+    # What the post-tool hook answered follows a built-in tool's output (never an MCP result).
+    assert bash_out.endswith("\n\nLINKED") and "FAILED tests/test_refresh.py" in bash_out
+    assert mcp_out is None
     # The snapshot rides on the compaction's summary, once: not on the next reply.
     assert summary.endswith("</summary>\n\nSNAP") and "SNAP" not in later
     calls = log.read_text()

@@ -23,6 +23,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 #: The model's window (opencode.json ``limit``): a reply reporting more than the usable part
 #: (context - output) makes OpenCode compact before its next model call.
 CONTEXT, OUTPUT = 100_000, 4_000
+#: Knowledge linked to a file (``ctxmode add --file``) that the agent reads in p2.
+CONSTRAINT = "Refresh tokens are single use: rotation revokes the old one"
 
 
 def configure(proj: Path, base_url: str) -> None:
@@ -129,8 +131,12 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             text("ACCESS_TTL is 7200; the rotation test still fails; decision recorded."),
         ])  # fmt: skip
         sid = out["sids"]["s1"]
+        # Knowledge linked to a file the agent has not touched yet, and reads in p2.
+        added = h.ctxmode(proj, home, "add", "constraint", CONSTRAINT, "--file", "auth/refresh.py")
+        assert added.returncode == 0, added.stderr
         opencode("p2", "What did we commit?", [
             call("bash", command="git log --oneline", description="Log"),
+            call("read", filePath=str(proj / "auth" / "refresh.py")),
             text("One commit.", usage=usage(CONTEXT - 1000)),
         ], "--session", sid)  # fmt: skip
         # The last reply's usage nears the window: OpenCode compacts at once, then continues
@@ -161,6 +167,16 @@ def test_every_run_ends_cleanly_and_no_hook_failed(run: dict[str, Any]) -> None:
 def test_the_first_request_offers_ctxmode_tools(run: dict[str, Any]) -> None:
     first = _main(run, "s1")[0]
     assert "ctxmode_write_context" in tool_names(first["body"])
+
+
+def test_knowledge_linked_to_a_file_comes_with_its_first_read(run: dict[str, Any]) -> None:
+    at = _compaction_n(run)
+    p2 = [r for r in _main(run, "p2") if r["n"] < at]
+    copies = [h.strings_of(r["body"]).count(CONSTRAINT) for r in _main(run, "s1") + p2]
+    # Nothing before the read (the prompt, the git log), then once, kept once in the history.
+    assert copies[-3:] == [0, 0, 1] and copies.count(1) == 1, copies
+    read_result = [m for m in p2[-1]["body"]["messages"] if m["role"] == "tool"][-1]
+    assert CONSTRAINT in read_result["content"] and "auth/refresh.py" in read_result["content"]
 
 
 def test_tool_calls_land_in_their_categories(run: dict[str, Any]) -> None:

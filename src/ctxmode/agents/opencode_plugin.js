@@ -65,7 +65,7 @@ export const CtxmodePlugin = async ({ directory, worktree }) => {
       const result = output || {};
       const builtin = typeof result.output === "string";
       const meta = (builtin && result.metadata) || {};
-      await runHook("post-tool-use", {
+      const reply = await runHook("post-tool-use", {
         ...base(input.sessionID, "PostToolUse"),
         tool_name: input.tool,
         tool_input: input.args || {},
@@ -73,6 +73,9 @@ export const CtxmodePlugin = async ({ directory, worktree }) => {
         tool_response: builtin ? result.output : output || null,
         ...(typeof meta.exit === "number" ? { exit_code: meta.exit } : {}),
       });
+      // Knowledge linked to the file just read or edited: the model reads it with the result.
+      const linked = additionalContext(reply);
+      if (linked && builtin) result.output = `${result.output}\n\n${linked}`;
     },
     "chat.message": async (input, output) => {
       const parts = (output && output.parts) || [];
