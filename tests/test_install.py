@@ -591,28 +591,33 @@ def test_opencode_plugin_forwards_events(project: Path, home: Path, tmp_path: Pa
     log = tmp_path / "calls.log"
     fake = tmp_path / "fakepy" / "bin" / "python"
     fake.parent.mkdir(parents=True)
-    # A stand-in interpreter at the process boundary: records argv and stdin, answers
-    # session-start with a context object like the real hook runner.
+    # A stand-in interpreter at the process boundary: records argv and stdin, answers like the
+    # real hook runner (context for session-start, post-tool-use and user-prompt-submit).
+    answer = '{"hookSpecificOutput":{"additionalContext":"%s"}}'
     fake.write_text(
         "#!/bin/sh\n"
         f'printf "ARGS %s\\n" "$*" >> "{log}"\n'
         f'cat >> "{log}"; echo >> "{log}"\n'
-        'if [ "$4" = session-start ]; then '
-        'echo \'{"hookSpecificOutput":{"additionalContext":"SNAP"}}\'; fi\n'
-        'if [ "$4" = post-tool-use ]; then '
-        'echo \'{"hookSpecificOutput":{"additionalContext":"LINKED"}}\'; fi\n'
+        f"case \"$4\" in session-start) echo '{answer % 'SNAP'}';;\n"
+        f"  post-tool-use) echo '{answer % 'LINKED'}';;\n"
+        f"  user-prompt-submit) echo '{answer % 'HINT'}';;\n"
+        "esac\n"
     )
     fake.chmod(0o755)
     inst.install("opencode", project_root=project, home=home, python=str(fake))
     plugin = tmp_path / "plugin.mjs"
     shutil.copy(project / ".opencode" / "plugins" / "ctxmode.js", plugin)
     driver = tmp_path / "driver.mjs"
-    # OpenCode's real objects, in the order of the e2e session: a failing pytest run, an MCP
-    # call, a prompt, a compaction and the summary it writes, then a later reply.
+    # OpenCode's real objects, in the order of the e2e session: a new session, a failing
+    # pytest run, an MCP call, a prompt, a reply and the idle after it, a compaction and the
+    # summary it writes, then a later reply.
     names = [
+        "event.session.created",
         "tool.execute.after.bash.pytest-failed",
         "tool.execute.after.ctxmode_write_context",
         "chat.message",
+        "experimental.text.complete",
+        "event.session.idle",
         "experimental.session.compacting",
         "experimental.text.complete.summary",
         "experimental.text.complete",
@@ -622,27 +627,33 @@ def test_opencode_plugin_forwards_events(project: Path, home: Path, tmp_path: Pa
         f"import {{ CtxmodePlugin }} from {json.dumps(str(plugin))};\n"
         f"const hooks = await CtxmodePlugin({{ directory: {json.dumps(str(project))} }});\n"
         f"const dir = {json.dumps(str(PLUGIN_FIXTURES))};\n"
-        "const texts = [];\n"
+        "const seen = {};\n"
         f"for (const name of {json.dumps(names)}) {{\n"
         "  const fx = JSON.parse(readFileSync(`${dir}/${name}.json`));\n"
-        "  await hooks[fx.hook](fx.input, fx.output);\n"
-        '  if (fx.hook === "experimental.text.complete") texts.push(fx.output.text);\n'
-        '  if (fx.hook === "tool.execute.after") texts.push(fx.output.output ?? null);\n'
+        '  if (fx.hook === "event") await hooks.event(fx.input);\n'
+        "  else await hooks[fx.hook](fx.input, fx.output);\n"
+        "  (seen[fx.hook] ??= []).push(fx.output);\n"
         "}\n"
-        "console.log(JSON.stringify(texts));\n"
+        "console.log(JSON.stringify(seen));\n"
     )
     proc = subprocess.run(
         ["node", str(driver)], capture_output=True, text=True, timeout=60, cwd=tmp_path
     )
     assert proc.returncode == 0, proc.stderr
-    bash_out, mcp_out, summary, later = json.loads(proc.stdout)
+    seen = json.loads(proc.stdout)
+    bash_out, mcp_out = seen["tool.execute.after"]
     # What the post-tool hook answered follows a built-in tool's output (never an MCP result).
-    assert bash_out.endswith("\n\nLINKED") and "FAILED tests/test_refresh.py" in bash_out
-    assert mcp_out is None
-    # The snapshot rides on the compaction's summary, once: not on the next reply.
-    assert summary.endswith("</summary>\n\nSNAP") and "SNAP" not in later
+    assert bash_out["output"].endswith("\n\nLINKED")
+    assert "FAILED tests/test_refresh.py" in bash_out["output"]
+    assert "output" not in mcp_out
+    # The startup brief and the prompt hook's answer follow the user's words, once.
+    ((part,),) = [m["parts"] for m in seen["chat.message"]]
+    assert part["text"] == '"Fix the refresh-token rotation in auth/"\n\nSNAP\nHINT'
+    # The snapshot rides on the compaction's summary, once: not on the replies.
+    reply, summary, later = (o["text"] for o in seen["experimental.text.complete"])
+    assert summary.endswith("</summary>\n\nSNAP") and "SNAP" not in reply + later
     calls = log.read_text()
-    for event in ("post-tool-use", "user-prompt-submit", "pre-compact", "session-start"):
+    for event in ("post-tool-use", "user-prompt-submit", "pre-compact", "session-start", "stop"):
         assert f"ARGS -m ctxmode hook {event} --agent opencode" in calls
     payloads = [json.loads(line) for line in calls.splitlines() if line.startswith("{")]
     bash, mcp = (p for p in payloads if p.get("hook_event_name") == "PostToolUse")
@@ -652,7 +663,11 @@ def test_opencode_plugin_forwards_events(project: Path, home: Path, tmp_path: Pa
     # An MCP tool's result is the MCP result itself (no ``output``): forwarded whole.
     assert mcp["tool_name"] == "ctxmode_write_context" and "exit_code" not in mcp
     assert mcp["tool_response"]["structuredContent"]["id"] == 1
-    assert any(p.get("prompt") == '"Fix the refresh-token rotation in auth/"' for p in payloads)
+    (prompt,) = [p["prompt"] for p in payloads if p["hook_event_name"] == "UserPromptSubmit"]
+    assert prompt == '"Fix the refresh-token rotation in auth/"'  # as OpenCode sent it
+    # session.idle has no text: the Stop hook gets the reply OpenCode completed before it.
+    (stop,) = [p for p in payloads if p["hook_event_name"] == "Stop"]
+    assert stop["last_assistant_message"] == reply
 
 
 # --- CLI --------------------------------------------------------------------------------------

@@ -9,6 +9,9 @@ and interpreter paths to ``python``: no machine paths, and the payloads hold no 
 model servers are scripted). OpenCode's ``opencode-raw/NNN-hook-detail.json`` (what OpenCode
 hands its plugins, kept by ``opencode_capture.js``) become
 ``tests/fixtures/opencode-plugin/hook.detail.json``, what the plugin's unit test feeds it.
+Later ones of a name get their number; the tests use a few, renamed by what they hold (e.g.
+``real.PostToolUse.bash.pytest-failed``, ``experimental.text.complete.summary``): rename those
+again and drop the other numbered ones.
 """
 
 from __future__ import annotations

@@ -233,6 +233,15 @@ def test_no_snapshot_before_the_compaction_or_in_a_new_session(run: dict[str, An
         assert h.snapshot_copies(req["body"]) == 0
 
 
+def test_a_new_session_gets_the_project_brief_once(run: dict[str, Any]) -> None:
+    (first, *later) = _main(run, "new")
+    text = h.strings_of(first["body"])
+    assert text.count('kind="project_brief"') == 1, text[-3000:]
+    assert h.DECISION in text[text.find('kind="project_brief"') :]
+    for req in later:
+        assert h.strings_of(req["body"]).count('kind="project_brief"') == 1
+
+
 def test_nothing_injected_is_stored_as_user_input(run: dict[str, Any]) -> None:
     evs = h.events(run["proj"], run["home"])
     for text_ in h.stored_user_text(evs):

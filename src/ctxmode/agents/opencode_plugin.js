@@ -50,6 +50,11 @@ export const CtxmodePlugin = async ({ directory, worktree }) => {
   const base = (sessionID, name) => ({ session_id: sessionID, cwd, hook_event_name: name });
   // sessionID -> the snapshot waiting for that session's compaction summary.
   const summaries = new Map();
+  // sessionID -> the startup brief (a promise: the event may still be running) waiting for
+  // the session's first prompt.
+  const briefs = new Map();
+  // sessionID -> the last reply's text, for the Stop hook (session.idle carries none).
+  const replies = new Map();
   return {
     "tool.execute.before": async (input, output) => {
       await runHook("pre-tool-use", {
@@ -77,14 +82,25 @@ export const CtxmodePlugin = async ({ directory, worktree }) => {
       const linked = additionalContext(reply);
       if (linked && builtin) result.output = `${result.output}\n\n${linked}`;
     },
+    // The user's words (not the synthetic parts OpenCode adds for attachments) to ctxmode;
+    // what it answers (the startup brief, a suggestion) follows them in the same text part,
+    // so the model reads it once, in the history.
     "chat.message": async (input, output) => {
-      const parts = (output && output.parts) || [];
-      const prompt = parts
-        .filter((part) => part && part.type === "text" && typeof part.text === "string")
-        .map((part) => part.text)
-        .join("\n");
-      if (prompt) {
-        await runHook("user-prompt-submit", { ...base(input.sessionID, "UserPromptSubmit"), prompt });
+      const texts = ((output && output.parts) || []).filter(
+        (part) => part && part.type === "text" && typeof part.text === "string" && !part.synthetic,
+      );
+      const prompt = texts.map((part) => part.text).join("\n");
+      if (!prompt) return;
+      const reply = await runHook("user-prompt-submit", {
+        ...base(input.sessionID, "UserPromptSubmit"),
+        prompt,
+      });
+      const brief = await briefs.get(input.sessionID);
+      briefs.delete(input.sessionID);
+      const extra = [brief, additionalContext(reply)].filter(Boolean);
+      if (extra.length) {
+        const last = texts[texts.length - 1];
+        last.text = `${last.text}\n\n${extra.join("\n")}`;
       }
     },
     // Compaction: store the snapshot; it is appended to the summary the compaction writes
@@ -98,8 +114,12 @@ export const CtxmodePlugin = async ({ directory, worktree }) => {
       if (restored) summaries.set(input.sessionID, restored);
     },
     "experimental.text.complete": async (input, output) => {
-      const restored = input && summaries.get(input.sessionID);
-      if (!restored || !output || typeof output.text !== "string") return;
+      if (!input || !output || typeof output.text !== "string") return;
+      const restored = summaries.get(input.sessionID);
+      if (!restored) {
+        replies.set(input.sessionID, output.text);
+        return;
+      }
       summaries.delete(input.sessionID);
       output.text = `${output.text}\n\n${restored}`;
     },
@@ -108,9 +128,17 @@ export const CtxmodePlugin = async ({ directory, worktree }) => {
       const id = props.sessionID || (props.info && props.info.id);
       if (!id) return;
       if (event.type === "session.created") {
-        await runHook("session-start", { ...base(id, "SessionStart"), source: "startup" });
+        const brief = runHook("session-start", { ...base(id, "SessionStart"), source: "startup" });
+        briefs.set(id, brief.then(additionalContext));
+        await brief;
       } else if (event.type === "session.idle") {
-        await runHook("stop", { ...base(id, "Stop"), stop_hook_active: false });
+        const last = replies.get(id);
+        replies.delete(id);
+        await runHook("stop", {
+          ...base(id, "Stop"),
+          stop_hook_active: false,
+          ...(last ? { last_assistant_message: last } : {}),
+        });
       } else if (event.type === "session.deleted") {
         await runHook("session-end", { ...base(id, "SessionEnd"), reason: "other" });
       }
