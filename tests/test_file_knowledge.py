@@ -310,3 +310,17 @@ def test_the_lookup_loads_no_slow_stdlib_modules(auth: Path) -> None:
     assert not any(
         m.startswith(("ctxmode.core.models", "ctxmode.knowledge.retrieval")) for m in loaded
     )
+
+
+def test_opencode_gets_it_after_the_first_read(project: Path) -> None:
+    """OpenCode's plugins cannot add context before a tool runs: ctxmode's plugin appends the
+    post-tool answer to the tool's output (the real payloads of OpenCode 1.18.33)."""
+    _project_file(project, "auth/config.py")
+    _add(project, "constraint", "ACCESS_TTL is read by the gateway too.", "auth/config.py")
+    before = fixture("opencode", "real.PreToolUse.edit", project)
+    assert output_json(run_hook("pre-tool-use", before, cwd=project, agent="opencode")) is None
+    read = fixture("opencode", "real.PostToolUse.read", project)
+    out = output_json(run_hook("post-tool-use", read, cwd=project, agent="opencode"))
+    assert out is not None and "gateway" in out["hookSpecificOutput"]["additionalContext"]
+    edit = fixture("opencode", "real.PostToolUse.edit", project)
+    assert output_json(run_hook("post-tool-use", edit, cwd=project, agent="opencode")) is None

@@ -584,50 +584,92 @@ def test_installed_claude_hook_commands_exit_zero(project: Path, home: Path) -> 
         assert proc.stdout.strip() == "" or isinstance(json.loads(proc.stdout), dict)
 
 
+#: What OpenCode 1.18.33 handed its plugins in the e2e run (``tests/e2e/refresh_fixtures.py``).
+PLUGIN_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "opencode-plugin"
+
+
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_opencode_plugin_forwards_events(project: Path, home: Path, tmp_path: Path) -> None:
     log = tmp_path / "calls.log"
     fake = tmp_path / "fakepy" / "bin" / "python"
     fake.parent.mkdir(parents=True)
-    # A stand-in interpreter at the process boundary: records argv and stdin, answers
-    # session-start with a context object like the real hook runner.
+    # A stand-in interpreter at the process boundary: records argv and stdin, answers like the
+    # real hook runner (context for session-start, post-tool-use and user-prompt-submit).
+    answer = '{"hookSpecificOutput":{"additionalContext":"%s"}}'
     fake.write_text(
         "#!/bin/sh\n"
         f'printf "ARGS %s\\n" "$*" >> "{log}"\n'
         f'cat >> "{log}"; echo >> "{log}"\n'
-        'if [ "$4" = session-start ]; then '
-        'echo \'{"hookSpecificOutput":{"additionalContext":"SNAP"}}\'; fi\n'
+        f"case \"$4\" in session-start) echo '{answer % 'SNAP'}';;\n"
+        f"  post-tool-use) echo '{answer % 'LINKED'}';;\n"
+        f"  user-prompt-submit) echo '{answer % 'HINT'}';;\n"
+        "esac\n"
     )
     fake.chmod(0o755)
     inst.install("opencode", project_root=project, home=home, python=str(fake))
     plugin = tmp_path / "plugin.mjs"
     shutil.copy(project / ".opencode" / "plugins" / "ctxmode.js", plugin)
     driver = tmp_path / "driver.mjs"
+    # OpenCode's real objects, in the order of the e2e session: a new session, a failing
+    # pytest run, an MCP call, a prompt, a reply and the idle after it, a compaction and the
+    # summary it writes, then a later reply.
+    names = [
+        "event.session.created",
+        "tool.execute.after.bash.pytest-failed",
+        "tool.execute.after.ctxmode_write_context",
+        "chat.message",
+        "experimental.text.complete",
+        "event.session.idle",
+        "experimental.session.compacting",
+        "experimental.text.complete.summary",
+        "experimental.text.complete",
+    ]
     driver.write_text(
+        'import { readFileSync } from "node:fs";\n'
         f"import {{ CtxmodePlugin }} from {json.dumps(str(plugin))};\n"
         f"const hooks = await CtxmodePlugin({{ directory: {json.dumps(str(project))} }});\n"
-        'await hooks["tool.execute.after"]({tool: "bash", sessionID: "ses_1", callID: "c1",'
-        ' args: {command: "ls"}}, {title: "", output: "a\\nb", metadata: {}});\n'
-        'await hooks["chat.message"]({sessionID: "ses_1"}, {message: {},'
-        ' parts: [{type: "text", text: "fix the bug"}]});\n'
-        "const out = {context: []};\n"
-        'await hooks["experimental.session.compacting"]({sessionID: "ses_1"}, out);\n'
-        "console.log(JSON.stringify(out));\n"
+        f"const dir = {json.dumps(str(PLUGIN_FIXTURES))};\n"
+        "const seen = {};\n"
+        f"for (const name of {json.dumps(names)}) {{\n"
+        "  const fx = JSON.parse(readFileSync(`${dir}/${name}.json`));\n"
+        '  if (fx.hook === "event") await hooks.event(fx.input);\n'
+        "  else await hooks[fx.hook](fx.input, fx.output);\n"
+        "  (seen[fx.hook] ??= []).push(fx.output);\n"
+        "}\n"
+        "console.log(JSON.stringify(seen));\n"
     )
     proc = subprocess.run(
         ["node", str(driver)], capture_output=True, text=True, timeout=60, cwd=tmp_path
     )
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout) == {"context": ["SNAP"]}
+    seen = json.loads(proc.stdout)
+    bash_out, mcp_out = seen["tool.execute.after"]
+    # What the post-tool hook answered follows a built-in tool's output (never an MCP result).
+    assert bash_out["output"].endswith("\n\nLINKED")
+    assert "FAILED tests/test_refresh.py" in bash_out["output"]
+    assert "output" not in mcp_out
+    # The startup brief and the prompt hook's answer follow the user's words, once.
+    ((part,),) = [m["parts"] for m in seen["chat.message"]]
+    assert part["text"] == '"Fix the refresh-token rotation in auth/"\n\nSNAP\nHINT'
+    # The snapshot rides on the compaction's summary, once: not on the replies.
+    reply, summary, later = (o["text"] for o in seen["experimental.text.complete"])
+    assert summary.endswith("</summary>\n\nSNAP") and "SNAP" not in reply + later
     calls = log.read_text()
-    assert "ARGS -m ctxmode hook post-tool-use --agent opencode" in calls
-    assert "ARGS -m ctxmode hook user-prompt-submit --agent opencode" in calls
-    assert "ARGS -m ctxmode hook pre-compact --agent opencode" in calls
+    for event in ("post-tool-use", "user-prompt-submit", "pre-compact", "session-start", "stop"):
+        assert f"ARGS -m ctxmode hook {event} --agent opencode" in calls
     payloads = [json.loads(line) for line in calls.splitlines() if line.startswith("{")]
-    tool = next(p for p in payloads if p.get("tool_name") == "bash")
-    assert tool["tool_input"] == {"command": "ls"} and tool["session_id"] == "ses_1"
-    assert tool["cwd"] == str(project)
-    assert any(p.get("prompt") == "fix the bug" for p in payloads)
+    bash, mcp = (p for p in payloads if p.get("hook_event_name") == "PostToolUse")
+    assert bash["tool_name"] == "bash" and bash["exit_code"] == 1
+    assert "FAILED tests/test_refresh.py::test_rotation" in bash["tool_response"]
+    assert bash["cwd"] == str(project) and bash["session_id"].startswith("ses_")
+    # An MCP tool's result is the MCP result itself (no ``output``): forwarded whole.
+    assert mcp["tool_name"] == "ctxmode_write_context" and "exit_code" not in mcp
+    assert mcp["tool_response"]["structuredContent"]["id"] == 1
+    (prompt,) = [p["prompt"] for p in payloads if p["hook_event_name"] == "UserPromptSubmit"]
+    assert prompt == '"Fix the refresh-token rotation in auth/"'  # as OpenCode sent it
+    # session.idle has no text: the Stop hook gets the reply OpenCode completed before it.
+    (stop,) = [p for p in payloads if p["hook_event_name"] == "Stop"]
+    assert stop["last_assistant_message"] == reply
 
 
 # --- CLI --------------------------------------------------------------------------------------

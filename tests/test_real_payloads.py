@@ -1,6 +1,7 @@
 """The payloads the real agents sent in the e2e runs (``tests/fixtures/hooks/<agent>/real.*``,
-captured from Claude Code 2.1.332, Codex 0.171.0 and Gemini CLI 0.61.0; refreshed with
-``tests/e2e/refresh_fixtures.py``), through the adapters and the real hook."""
+captured from Claude Code 2.1.332, Codex 0.171.0, Gemini CLI 0.61.0 and OpenCode 1.18.33 (what
+ctxmode's plugin sends); refreshed with ``tests/e2e/refresh_fixtures.py``), through the adapters
+and the real hook."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from ctxmode.hooks import adapters
 from ctxmode.sessions.events import NormalizedHookEvent, extract
 
 P = Path("/work/proj")
-GEM, CODEX, CC = "gemini-cli", "codex", "claude-code"
+GEM, CODEX, CC, OC = "gemini-cli", "codex", "claude-code", "opencode"
 
 
 def norm(agent: str, name: str) -> NormalizedHookEvent:
@@ -68,3 +69,50 @@ def test_claude_resume_after_compact_adds_no_second_copy(project: Path) -> None:
     hook(CC, "real.PreCompact.manual", project)
     assert "session_knowledge" in str(hook(CC, "real.SessionStart.compact", project))
     assert hook(CC, "real.SessionStart.resume", project) is None
+
+
+def test_opencode_mcp_tools_are_named_like_the_others() -> None:
+    ev = norm(OC, "real.PostToolUse.ctxmode_write_context")
+    assert (ev.tool_name, ev.raw_tool_name) == (
+        "mcp__ctxmode__write_context",
+        "ctxmode_write_context",
+    )
+    (rec,) = extract(ev)
+    assert (rec.category, rec.type, rec.data["id"]) == ("knowledge", "decision", 1)
+    # A built-in tool's name is not mistaken for one (its result is text, not an MCP result).
+    assert norm(OC, "real.PostToolUse.read").tool_name == "Read"
+
+
+def test_an_opencode_bash_exit_code_makes_the_failure() -> None:
+    ev = norm(OC, "real.PostToolUse.bash.pytest-failed")
+    assert ev.failed and ev.error is not None and ev.error.startswith("Exit code 1\n")
+    errors = [r for r in extract(ev) if r.category == "error"]
+    assert errors and "FAILED tests/test_refresh.py::test_rotation" in str(errors[0].data)
+    ok = norm(OC, "real.PostToolUse.bash.commit")
+    assert not ok.failed
+    assert [(r.category, r.type) for r in extract(ok)] == [("git", "commit")]
+    failed = norm(OC, "real.PostToolUse.bash.commit-failed")
+    assert failed.failed
+    assert ("git", "commit") not in [(r.category, r.type) for r in extract(failed)]
+
+
+def test_opencode_prompts_lose_the_quotes_opencode_run_adds() -> None:
+    assert norm(OC, "real.UserPromptSubmit").prompt == "Fix the refresh-token rotation in auth/"
+    payload = fixture(OC, "real.UserPromptSubmit", P)
+    for sent, typed in [
+        ('"say \\"hi\\" now"', 'say "hi" now'),  # OpenCode escapes the quotes inside
+        ('fix "the bug"', 'fix "the bug"'),  # several arguments: not one quoted message
+        ('"a" or "b"', '"a" or "b"'),
+        ('"single"', '"single"'),  # no space: OpenCode would not have quoted it
+    ]:
+        ev = adapters.normalize(OC, "UserPromptSubmit", {**payload, "prompt": sent})
+        assert ev is not None and ev.prompt == typed, sent
+
+
+def test_opencode_compaction_injects_one_snapshot(project: Path) -> None:
+    hook(OC, "real.PostToolUse.edit", project)
+    assert hook(OC, "real.PreCompact.auto", project) is None
+    restored = hook(OC, "real.SessionStart.compact", project)
+    assert restored is not None and "session_knowledge" in str(restored)
+    # The plugin puts it in the compaction summary: the next prompt adds no second copy.
+    assert "session_knowledge" not in str(hook(OC, "real.UserPromptSubmit", project))

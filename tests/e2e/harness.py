@@ -46,7 +46,21 @@ CLIS = {
         "2.1.117",
         "node_modules/@anthropic-ai/claude-code-linux-x64/claude",
     ),
+    # A Bun-compiled binary in the per-platform optional package (opencode-ai's own bin/ is a
+    # copy the postinstall script makes).
+    "opencode": ("opencode-ai", "1.18.33", "node_modules/opencode-linux-x64/bin/opencode"),
+    # What OpenCode installs (npm, ~60 s) into every config folder without node_modules, the
+    # project's .opencode/ included: the tests provide it from the cache.
+    "opencode-plugin": (
+        "@opencode-ai/plugin",
+        "1.18.33",
+        "node_modules/@opencode-ai/plugin/package.json",
+    ),
 }
+
+#: Installed with ``--ignore-scripts``: opencode-ai's postinstall only copies the binary we run
+#: from its platform package, and runs it, which creates OpenCode's folders in the real HOME.
+NO_SCRIPTS = frozenset({"opencode"})
 
 DECISION = "Use Google OAuth 2.0 rather than Passport"
 
@@ -113,7 +127,8 @@ def cli(name: str) -> Path:
         partial.mkdir()
         proc = subprocess.run(
             [str(npm), "install", "--prefix", str(partial), "--no-audit", "--no-fund",
-             "--loglevel=error", f"{package}@{version}"],
+             "--loglevel=error", *(["--ignore-scripts"] if name in NO_SCRIPTS else []),
+             f"{package}@{version}"],
             capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL,
         )  # fmt: skip
         if proc.returncode or not (partial / rel).exists():
@@ -187,7 +202,7 @@ def make_project(root: Path) -> tuple[Path, Path]:
         subprocess.run(["git", *args], cwd=proj, env=env, check=True, capture_output=True)
     # ctxmode's and the agents' own files stay out of the scripted `git add -A`.
     (proj / ".git" / "info" / "exclude").write_text(
-        ".context/\n.claude/\n.codex/\n.gemini/\n.mcp.json\n"
+        ".context/\n.claude/\n.codex/\n.gemini/\n.opencode/\n.mcp.json\nopencode.json\n"
     )
     return proj, home
 

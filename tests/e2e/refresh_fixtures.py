@@ -6,7 +6,12 @@
 Each ``NN-Event-Detail.json`` becomes ``real.Event.detail.json`` (the first of each name), with
 the scratch project rewritten to ``/home/user/my-project``, the temp HOME to ``/home/user``
 and interpreter paths to ``python``: no machine paths, and the payloads hold no secrets (the
-model servers are scripted).
+model servers are scripted). OpenCode's ``opencode-raw/NNN-hook-detail.json`` (what OpenCode
+hands its plugins, kept by ``opencode_capture.js``) become
+``tests/fixtures/opencode-plugin/hook.detail.json``, what the plugin's unit test feeds it.
+Later ones of a name get their number; the tests use a few, renamed by what they hold (e.g.
+``real.PostToolUse.bash.pytest-failed``, ``experimental.text.complete.summary``): rename those
+again and drop the other numbered ones.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ import re
 import sys
 from pathlib import Path
 from typing import Any
+
+from ctxmode.hooks.adapters import strip_injected
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "hooks"
 PROJECT = "/home/user/my-project"
@@ -42,20 +49,28 @@ def main(capture: Path) -> None:
             if path.name.endswith(".out.json"):
                 continue
             payload = json.loads(path.read_text())
-            project = str(payload.get("cwd") or "")
+            project = str(payload.get("cwd") or payload.get("directory") or "")
             if not project:
                 continue
             parent = str(Path(project).parent)
             swaps = [(project, PROJECT), (parent + "/home", "/home/user"), (parent, "/home/user")]
             name = path.stem.split("-", 1)[1]
             event, _, detail = name.partition("-")
-            fixture = f"real.{event}" + (f".{detail}" if detail else "")
+            folder, fixture = FIXTURES / agent_dir.name, f"real.{event}"
+            if agent_dir.name == "opencode-raw":
+                folder, fixture = FIXTURES.parent / "opencode-plugin", event
+                output = payload.get("output")
+                if event == "experimental.text.complete" and isinstance(output, dict):
+                    # The capture may run after ctxmode's plugin appended the snapshot.
+                    output["text"] = strip_injected(str(output.get("text", "")))
+            fixture += f".{detail}" if detail else ""
             if fixture in seen:
                 fixture += f".{path.stem.split('-', 1)[0]}"
             seen.add(fixture)
-            out = FIXTURES / agent_dir.name / f"{fixture}.json"
+            folder.mkdir(exist_ok=True)
+            out = folder / f"{fixture}.json"
             out.write_text(json.dumps(neutral(payload, swaps), indent=2, ensure_ascii=False) + "\n")
-            print(out.relative_to(FIXTURES))
+            print(out.relative_to(FIXTURES.parent))
 
 
 if __name__ == "__main__":

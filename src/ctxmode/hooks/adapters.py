@@ -403,12 +403,41 @@ def _cursor(kind: str, raw_name: str, payload: dict[str, Any]) -> NormalizedHook
 
 
 def _opencode(kind: str, raw_name: str, payload: dict[str, Any]) -> NormalizedHookEvent:
-    # The OpenCode plugin forwards {hook_event_name, sessionID, tool, args, output, directory}.
+    # ctxmode's plugin forwards {hook_event_name, session_id, cwd, tool_name, tool_input,
+    # tool_response, exit_code (bash)}; older plugins {sessionID, tool, args, output, directory}.
     extra: dict[str, Any] = {}
     output = payload.get("output")
     if isinstance(output, dict) and "output" in output:
         extra["tool_response"] = output.get("output")
-    return _base("opencode", kind, payload, **extra)
+    response = extra.get("tool_response", payload.get("tool_response"))
+    raw_tool = _first(payload, "tool_name", "tool") or ""
+    if "_" in raw_tool and _is_mcp_result(response) and not raw_tool.startswith("mcp__"):
+        # OpenCode names MCP tools <server>_<tool> (``ctxmode_write_context``).
+        server, _, tool = raw_tool.partition("_")
+        extra["tool_name"] = f"mcp__{server}__{tool}"
+    code = _int(payload.get("exit_code"))
+    if kind == "post_tool_use" and code:
+        output_text = response if isinstance(response, str) else ""
+        extra.update(kind="post_tool_use_failure", error=f"Exit code {code}\n{output_text}")
+    if kind == "user_prompt":
+        prompt = _prompt(payload)
+        extra["prompt"] = _unquoted(prompt) if prompt else None
+    return _base("opencode", extra.pop("kind", kind), payload, **extra)
+
+
+def _is_mcp_result(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("content"), list)
+
+
+def _unquoted(prompt: str) -> str:
+    """``opencode run "a b"`` sends the message as ``"a b"`` (each argument holding a space is
+    quoted, its ``"`` escaped): the words the user typed, without that quoting."""
+    inner = prompt[1:-1]
+    if len(prompt) < 2 or prompt[0] != '"' or prompt[-1] != '"' or " " not in inner:
+        return prompt
+    if inner.replace('\\"', "").count('"'):
+        return prompt  # quotes inside that OpenCode would have escaped: not its quoting
+    return inner.replace('\\"', '"')
 
 
 _ADAPTERS = {

@@ -439,8 +439,10 @@ def edited_paths(ev: NormalizedHookEvent) -> list[str]:
 
 
 #: Agents whose pre-tool hook cannot add context (Gemini CLI reads ``additionalContext`` from
-#: AfterTool only, ``coreToolHookTriggers.js``): the knowledge follows the first read or edit.
-_KNOWLEDGE_AFTER_TOOL = frozenset({"gemini-cli"})
+#: AfterTool only, ``coreToolHookTriggers.js``; OpenCode's ``tool.execute.before`` can change
+#: only the arguments, its ``tool.execute.after`` the output, to which ctxmode's plugin appends
+#: it): the knowledge follows the first read or edit.
+_KNOWLEDGE_AFTER_TOOL = frozenset({"gemini-cli", "opencode"})
 
 
 def _knowledge_text(store: Store, ev: NormalizedHookEvent) -> str | None:
