@@ -116,6 +116,9 @@ def main() -> int:
         help="comma-separated subset of plain,command,in-agent (plain is always run)",
     )
     opts = parser.parse_args()
+    unknown = set(opts.setups.split(",")) - set(SETUPS)
+    if unknown:
+        parser.error(f"unknown set-up {', '.join(sorted(unknown))}; choose from {SETUPS}")
     setups = tuple(s for s in SETUPS if s == "plain" or s in opts.setups.split(","))
     if opts.runs < 1:
         parser.error("--runs must be at least 1 (5 or more for a figure)")

@@ -97,9 +97,9 @@ def test_locomo_bench_prints_turn_and_session_level_figures() -> None:
 @pytest.mark.e2e
 @pytest.mark.timeout(900)
 def test_agent_bench_times_the_in_agent_hook_path() -> None:
-    """bench/agent.py, one counted run: plain vs mcp_tool hooks in the real Claude Code."""
+    """bench/agent.py, one counted run: plain vs in-agent hooks in the real Claude Code."""
     proc = subprocess.run(
-        [sys.executable, str(BENCH / "agent.py"), "--runs", "1", "--setups", "mcp_tool"],
+        [sys.executable, str(BENCH / "agent.py"), "--runs", "1", "--setups", "in-agent"],
         capture_output=True,
         text=True,
         timeout=900,
@@ -109,8 +109,8 @@ def test_agent_bench_times_the_in_agent_hook_path() -> None:
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "claude exited" not in proc.stdout and "hooks.log" not in proc.stdout, proc.stdout
     lines = proc.stdout.splitlines()
-    assert any(line.startswith("mcp_tool ") and "x " in line for line in lines)
-    timed = next(line for line in lines if line.split()[:2] == ["mcp_tool", "mcp_tool"])
+    assert any(line.startswith("in-agent ") and "x " in line for line in lines)
+    timed = next(line for line in lines if line.split()[:2] == ["in-agent", "mcp_tool"])
     assert float(timed.split()[2]) > 0
     stored = next(line for line in lines if line.startswith("events stored per session:"))
-    assert "mcp_tool [0]" not in stored and "mcp_tool [" in stored
+    assert "in-agent [0]" not in stored and "in-agent [" in stored
