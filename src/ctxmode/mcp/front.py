@@ -25,6 +25,7 @@ import os
 import queue
 import sys
 import threading
+import time
 from pathlib import Path
 
 from ctxmode.core import config
@@ -45,8 +46,11 @@ SIGNAL_EXIT_GRACE_S = 0.3
 #: The tool Claude Code's ``mcp_tool`` hooks call (``hooks.in_agent``). Not listed: the model
 #: never sees it, and Claude Code calls a hook's tool whether listed or not (2.1.332).
 RECORD_TOOL = "record_hook"
-#: With in-agent hooks, the SDK build waits at most this long for the first hook call (s).
+#: With in-agent hooks, the SDK build waits at most this long for the first hook call (s),
+#: then for a pause of ``SDK_WARM_QUIET_S`` between hook calls (a model turn, a long command):
+#: its ~1 s of imports would otherwise hold the GIL (and a core) against the calls around it.
 SDK_WARM_DELAY_S = 3.0
+SDK_WARM_QUIET_S = 0.5
 #: The stateless-era (2026-07-28) discovery request; the front serves the handshake era only.
 DISCOVER = "server/discover"
 #: Id of the ``initialize`` replayed into the SDK server; its reply is not sent on.
@@ -101,6 +105,9 @@ class Front:
         #: Set when the SDK build may start: the first in-agent hook call is answered, a
         #: message needs the SDK, or ``SDK_WARM_DELAY_S`` passed (``_build``).
         self._sdk_go = threading.Event()
+        #: Set when a message needs the SDK: the warm-up stops waiting for a quiet moment.
+        self._sdk_now = threading.Event()
+        self._last_call = time.monotonic()
         self._built: Any = None
 
     # -- the wire ----------------------------------------------------------------------------
@@ -156,6 +163,7 @@ class Front:
         self.send(
             {"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": text}]}}
         )
+        self._last_call = time.monotonic()
         self._sdk_go.set()
         return True
 
@@ -227,6 +235,11 @@ class Front:
             except Exception as exc:  # noqa: BLE001 - the first hook call loads it instead
                 print(f"ctxmode serve: hook warm-up failed: {exc!r}", file=sys.stderr)
             self._sdk_go.wait(SDK_WARM_DELAY_S)
+            while not self._sdk_now.is_set():
+                quiet = time.monotonic() - self._last_call
+                if quiet >= SDK_WARM_QUIET_S:
+                    break
+                self._sdk_now.wait(SDK_WARM_QUIET_S - quiet)
         try:
             from ctxmode.mcp.server import build_server
 
@@ -248,6 +261,7 @@ class Front:
     def _start_sdk(self) -> None:
         """Start the SDK server and replay the handshake the front answered."""
         self._sdk_go.set()  # a warm-up waiting for the first hook call: needed now
+        self._sdk_now.set()
         self._native = False
         feed: queue.Queue[str | None] = queue.Queue()
         for line in self._replay:
