@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
     from ctxmode.store import Store
 
-#: The server's open stores by path, reused across calls (``runner._run``); closed at exit.
+#: The server's open stores by path, reused across calls (``runner._run``); they close with the
+#: process (committed already: WAL readers and the next opener see every call).
 _STORES: dict[str, tuple[Store, tuple[int, int]]] = {}
 
 
