@@ -77,6 +77,21 @@ def test_a_call_whose_result_is_not_written_yet_is_read_later(tmp_path: Path) ->
     assert [c.get("tool_name") for c in later] == ["mcp__ctxmode__write_context"]
 
 
+def test_a_call_abandoned_before_a_new_prompt_does_not_hold_the_offset(tmp_path: Path) -> None:
+    """Claude Code killed during a tool call, the session resumed: the call never gets its
+    result, and the next reads must not start from it again and again."""
+    lines = FIXTURE.read_text().splitlines(keepends=True)
+    last_use = max(i for i, line in enumerate(lines) if '"tool_use"' in line)
+    prompt = json.dumps(
+        {"type": "user", "message": {"role": "user", "content": "Resumed: go on"}}
+    )  # fmt: skip
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(lines[: last_use + 1]) + prompt + "\n")
+    calls, end = claude_calls(str(path))
+    assert end == path.stat().st_size
+    assert calls[-1] == {"hook_event_name": "UserPromptSubmit", "prompt": "Resumed: go on"}
+
+
 @pytest.mark.parametrize("path", [None, "/nonexistent.jsonl", "/etc/hostname"])
 def test_nothing_readable_gives_nothing(path: str | None) -> None:
     assert claude_calls(path, 5) == ([], 5)

@@ -92,7 +92,8 @@ def claude_calls(path: str | None, offset: int = 0) -> tuple[list[dict[str, Any]
     """Hook payloads rebuilt from a Claude Code transcript, after byte ``offset``: one
     PostToolUse (or PostToolUseFailure) per finished tool call and one UserPromptSubmit per
     prompt, in order, without session fields; and the offset read up to (the end of the last
-    whole line). A tool call whose result is not in the file yet is left for a later read.
+    whole line). A tool call whose result is not in the file yet is left for a later read,
+    unless a prompt came after it (the call was abandoned: Claude Code was killed, say).
 
     Shapes (Claude Code 2.1.332): an ``assistant`` line's ``message.content`` holds
     ``tool_use`` blocks (``id``, ``name``, ``input``); the ``user`` line of the result holds a
@@ -149,6 +150,7 @@ def claude_calls(path: str | None, offset: int = 0) -> tuple[list[dict[str, Any]
                 if text and not text.startswith(_NOT_PROMPTS):
                     prompt = {"hook_event_name": "UserPromptSubmit", "prompt": text}
                     out.append((offset + start, prompt))
+                    uses.clear()  # calls left without a result before a new prompt: abandoned
     if uses:
         resume = min(resume, min(line for line, _ in uses.values()))  # results still to come
     out.sort(key=lambda item: item[0])
