@@ -142,3 +142,23 @@ def test_calls_the_hooks_recorded_are_not_stored_again(project: Path, transcript
     hook(project, "session-end", {"hook_event_name": "SessionEnd", "reason": "other",
                                   "transcript_path": str(transcript)})  # fmt: skip
     assert stored(project) == live
+
+
+def test_a_failing_backfill_is_logged_and_the_snapshot_still_built(
+    project: Path, transcript: Path
+) -> None:
+    hook(project, "user-prompt-submit", {"hook_event_name": "UserPromptSubmit", "prompt": "Go"})
+    with Store.open(project / ".context" / "context.db") as store, store.transaction() as conn:
+        conn.execute(  # a damaged offset record: its JSON does not parse
+            "INSERT INTO hook_state(session_id, key, value, updated_at) VALUES (?, ?, ?, 0)",
+            (SID, "transcript_offset", "{not json"),
+        )
+    hook(project, "pre-compact", {"hook_event_name": "PreCompact", "trigger": "auto",
+                                  "transcript_path": str(transcript)})  # fmt: skip
+    with Store.open(project / ".context" / "context.db") as store:
+        rows = store.conn.execute(
+            "SELECT count(*) FROM session_resume WHERE session_id = ?", (SID,)
+        ).fetchone()
+    assert rows == (1,)
+    log = (project / ".context" / "hooks.log").read_text()
+    assert "transcript backfill skipped" in log

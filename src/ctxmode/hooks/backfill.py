@@ -41,9 +41,22 @@ def call_key(kind: str, payload: dict[str, Any]) -> str:
 
 
 def backfill(store: Store, ev: NormalizedHookEvent) -> int:
-    """Record what ``ev``'s transcript holds after the last offset read; events stored."""
+    """Record what ``ev``'s transcript holds after the last offset read; events stored.
+
+    Never raises: a failure is logged and the hook goes on (the snapshot is built anyway).
+    """
     if ev.agent != "claude-code" or not ev.transcript_path or not ev.session_id:
         return 0
+    try:
+        return _backfill(store, ev)
+    except Exception as exc:  # noqa: BLE001 - the backstop must not cost the snapshot
+        from ctxmode.hooks.hooklog import log
+
+        log(store.root_dir, "WARN", f"transcript backfill skipped: {type(exc).__name__}: {exc}")
+        return 0
+
+
+def _backfill(store: Store, ev: NormalizedHookEvent) -> int:
     import time
 
     from ctxmode.hooks import adapters

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from ctxmode.hooks import runner
+from ctxmode.hooks import hooklog, runner
 
 TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time (see _lean)
 if TYPE_CHECKING:
@@ -84,14 +84,14 @@ def record(arguments: Any, process_cwd: str) -> str:
         agent = arguments.get("agent", "claude-code") if isinstance(arguments, dict) else None
         substituted = arguments.get("payload") if isinstance(arguments, dict) else None
         if not isinstance(event, str) or not isinstance(substituted, dict):
-            runner.log(process_cwd, "WARN", f"record_hook: bad arguments {str(arguments)[:200]}")
+            hooklog.log(process_cwd, "WARN", f"record_hook: bad arguments {str(arguments)[:200]}")
             return ""
         raw = json.dumps(payload_from(substituted), ensure_ascii=False).encode()
         if len(raw) > runner.MAX_PAYLOAD_BYTES:
-            runner.log(process_cwd, "WARN", f"{event}: payload over the limit dropped")
+            hooklog.log(process_cwd, "WARN", f"{event}: payload over the limit dropped")
             return ""
         output = runner._run(event, str(agent), raw, process_cwd, where, stores=_STORES)
         return json.dumps(output, ensure_ascii=False) if output is not None else ""
     except Exception as exc:  # noqa: BLE001 - the hook boundary: fail open, log
-        runner.log(where["root"], "ERROR", f"record_hook: {type(exc).__name__}: {exc}")
+        hooklog.log(where["root"], "ERROR", f"record_hook: {type(exc).__name__}: {exc}")
         return ""

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import sys
 
+from ctxmode.hooks.hooklog import MAX_LOG_BYTES as MAX_LOG_BYTES
+from ctxmode.hooks.hooklog import log as log
+
 TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time (see _lean)
 if TYPE_CHECKING:
     from ctxmode.store import Store
@@ -20,9 +23,6 @@ MAX_PAYLOAD_BYTES = 10 * 1024 * 1024
 HOOK_BUSY_TIMEOUT_MS = 500
 #: Write-lock attempts in a hook: at most ~1.7 s stalled on a locked store, then fail open.
 HOOK_LOCK_RETRIES = 3
-#: ``hooks.log`` past this size is moved to ``hooks.log.1`` (replacing the previous one), so a
-#: store that fails on every tool call for months keeps at most twice this on disk (bytes).
-MAX_LOG_BYTES = 1024 * 1024
 
 USAGE = "usage: ctxmode hook EVENT [--agent claude-code|gemini-cli|codex|cursor|vscode|opencode]"
 
@@ -44,31 +44,6 @@ def parse_args(argv: list[str]) -> tuple[str | None, str]:
             event = arg
         i += 1
     return event, agent
-
-
-def log(root: object, level: str, message: str) -> None:
-    """Append one line to ``<root>/.context/hooks.log`` (0600, rotated at ``MAX_LOG_BYTES``);
-    never raises."""
-    import os
-    import time
-
-    try:
-        folder = os.path.join(str(root), ".context")
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        line = f"{stamp} {level} {' '.join(message.split())[:2000]}\n"
-        path = os.path.join(folder, "hooks.log")
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        if os.fstat(fd).st_size >= MAX_LOG_BYTES:
-            os.close(fd)
-            os.replace(path, path + ".1")
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(fd, line.encode("utf-8", "replace"))
-        finally:
-            os.close(fd)
-    except Exception:  # noqa: BLE001 - logging must never break the hook
-        pass
 
 
 def _read_stdin() -> bytes | None:
