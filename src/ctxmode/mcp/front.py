@@ -107,6 +107,8 @@ class Front:
         self._sdk_go = threading.Event()
         #: Set when a message needs the SDK: the warm-up stops waiting for a quiet moment.
         self._sdk_now = threading.Event()
+        #: ``_start_sdk`` runs once, from the reading loop or from the warm-up.
+        self._sdk_lock = threading.Lock()
         self._last_call = time.monotonic()
         self._built: Any = None
 
@@ -246,6 +248,12 @@ class Front:
             self._built = build_server(self.db_path, self.root)
         except Exception as exc:  # noqa: BLE001 - the first tool call builds it again, and says
             print(f"ctxmode serve: warm-up failed: {exc!r}", file=sys.stderr)
+            return
+        if self._prepare is not None:
+            # In-agent hooks: open the SDK session now too (the handshake replayed to it), so
+            # the model's first ctxmode tool call pays its dispatch only. The front still
+            # answers hook calls; lists go to the SDK from now on (the same replies).
+            self._ensure_sdk()
 
     def _load(self) -> dict[str, Any]:
         if self._listing is None:
@@ -253,10 +261,14 @@ class Front:
         return self._listing
 
     def _forward(self, line: str) -> None:
-        if self._sdk is None:
-            self._start_sdk()
+        self._ensure_sdk()
         assert self._sdk is not None
         self._sdk.put(line)
+
+    def _ensure_sdk(self) -> None:
+        with self._sdk_lock:
+            if self._sdk is None:
+                self._start_sdk()
 
     def _start_sdk(self) -> None:
         """Start the SDK server and replay the handshake the front answered."""
