@@ -65,13 +65,29 @@ NO_SCRIPTS = frozenset({"opencode"})
 DECISION = "Use Google OAuth 2.0 rather than Passport"
 
 
-def check_the_failure_is_an_error_that_says_what_failed(run: dict[str, Any]) -> None:
+def check_the_commit_and_the_decision(evs: list[dict[str, Any]]) -> None:
+    """The scripted commit is a commit, and ctxmode's write_context is recorded as the context
+    it stored (not as an MCP call)."""
+    commits = [
+        e["data"].get("message") for e in evs if (e["category"], e["type"]) == ("git", "commit")
+    ]
+    assert "Shorten access TTL to 2h" in commits
+    assert any(
+        (e["category"], e["type"], e["data"].get("text")) == ("knowledge", "decision", DECISION)
+        for e in evs
+    ), evs
+
+
+# -- tests every agent's module runs (imported there, so pytest collects them with its ``run``) --
+
+
+def test_the_failure_is_an_error_that_says_what_failed(run: dict[str, Any]) -> None:
     """Shared by every agent's module: the failing pytest run is an error event naming it."""
     evs = events(run["proj"], run["home"])
     assert any(says_what_failed(e["data"]) for e in evs if e["category"] == "error"), evs
 
 
-def check_a_failed_commit_is_not_a_commit(run: dict[str, Any]) -> None:
+def test_a_commit_that_failed_is_not_a_commit(run: dict[str, Any]) -> None:
     """Shared by every agent's module: ``git commit`` with nothing staged is no commit."""
     evs = events(run["proj"], run["home"])
     commits = [
@@ -80,7 +96,7 @@ def check_a_failed_commit_is_not_a_commit(run: dict[str, Any]) -> None:
     assert "nothing here" not in commits
 
 
-def check_write_context_stored_the_decision(run: dict[str, Any]) -> None:
+def test_the_mcp_write_context_call_stored_the_decision(run: dict[str, Any]) -> None:
     """Shared by every agent's module: the MCP write_context call reached the store."""
     rows = db_rows(run["proj"], "SELECT type, content FROM contexts")
     assert ("decision", DECISION) in rows

@@ -14,6 +14,11 @@ from typing import Any
 
 import harness as h
 import pytest
+from harness import (  # noqa: F401 - shared tests, collected here with this module's run
+    test_a_commit_that_failed_is_not_a_commit,
+    test_the_failure_is_an_error_that_says_what_failed,
+    test_the_mcp_write_context_call_stored_the_decision,
+)
 from mock_anthropic import MockAnthropic
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
@@ -247,29 +252,9 @@ def test_tool_calls_land_in_their_categories(run: dict[str, Any]) -> None:
     edits = [e for e in evs if (e["category"], e["type"]) == ("file", "edit")]
     assert edits and edits[0]["data"]["path"].endswith("auth/config.py")
     assert ("data", "read") in kinds or ("file", "read") in kinds
-    commits = [
-        e["data"].get("message") for e in evs if (e["category"], e["type"]) == ("git", "commit")
-    ]
-    assert "Shorten access TTL to 2h" in commits
-    # ctxmode's write_context is recorded as the context it stored, not as an MCP call.
-    assert any(
-        (e["category"], e["type"], e["data"].get("text")) == ("knowledge", "decision", h.DECISION)
-        for e in evs
-    ), evs
+    h.check_the_commit_and_the_decision(evs)
     errors = [e for e in evs if e["category"] == "error"]
     assert any("test_refresh" in json.dumps(e["data"]) for e in errors)
-
-
-def test_the_failure_keeps_its_informative_line(run: dict[str, Any]) -> None:
-    h.check_the_failure_is_an_error_that_says_what_failed(run)
-
-
-def test_a_commit_that_failed_is_not_a_commit(run: dict[str, Any]) -> None:
-    h.check_a_failed_commit_is_not_a_commit(run)
-
-
-def test_the_mcp_write_context_call_stored_the_decision(run: dict[str, Any]) -> None:
-    h.check_write_context_stored_the_decision(run)
 
 
 def test_one_compaction_one_snapshot(run: dict[str, Any]) -> None:
