@@ -71,28 +71,12 @@ def _backfill(store: Store, ev: NormalizedHookEvent) -> int:
         call = adapters.normalize("claude-code", None, payload)
         if call is None:
             continue
-        found = [
-            rec
-            for rec in events.extract(call)
-            if not _held(store, ev.session_id, records.content_hash(records.redact_record(rec)))
-        ]
-        if not found:
-            continue
         result = records.record(
-            store, call, found, idempotency_key=call_key(call.kind, payload),
-            project_dir=store.root_dir, detect=False,
+            store, call, events.extract(call), idempotency_key=call_key(call.kind, payload),
+            project_dir=store.root_dir, detect=False, dedupe_window=None,
         )  # fmt: skip
         stored += result.inserted
     if resume != offset:
         with store.transaction() as conn:
             records.set_state(conn, ev.session_id, OFFSET, resume, int(time.time()))
     return stored
-
-
-def _held(store: Store, session_id: str, digest: str) -> bool:
-    """Whether the session already holds an event with this content."""
-    row = store.conn.execute(
-        "SELECT 1 FROM events WHERE session_id = ? AND content_hash = ? LIMIT 1",
-        (session_id, digest),
-    ).fetchone()
-    return row is not None

@@ -207,7 +207,15 @@ def touch_session(
         conn.execute("UPDATE sessions SET ended_at = ? WHERE session_id = ?", (now, ev.session_id))
 
 
-def _is_duplicate(conn: sqlite3.Connection, session_id: str, rec: EventRecord, digest: str) -> bool:
+def _is_duplicate(
+    conn: sqlite3.Connection,
+    session_id: str,
+    rec: EventRecord,
+    digest: str,
+    window: int | None = RECENT_WINDOW,
+) -> bool:
+    """Whether the session holds this content among its last ``window`` events (None: any);
+    a task record only repeats the task's latest state."""
     if rec.category == "task":
         row = conn.execute(
             "SELECT content_hash FROM events WHERE session_id = ? AND category = 'task' "
@@ -215,6 +223,12 @@ def _is_duplicate(conn: sqlite3.Connection, session_id: str, rec: EventRecord, d
             (session_id, rec.data.get("key")),
         ).fetchone()
         return row is not None and row[0] == digest
+    if window is None:
+        row = conn.execute(
+            "SELECT 1 FROM events WHERE session_id = ? AND content_hash = ? LIMIT 1",
+            (session_id, digest),
+        ).fetchone()
+        return row is not None
     row = conn.execute(
         "SELECT 1 FROM (SELECT content_hash FROM events WHERE session_id = ? "
         "ORDER BY id DESC LIMIT ?) WHERE content_hash = ? LIMIT 1",
@@ -305,12 +319,15 @@ def record(
     project_dir: str | None = None,
     now_ms: int | None = None,
     detect: bool = True,
+    dedupe_window: int | None = RECENT_WINDOW,
 ) -> RecordResult:
     """Store the records of one hook call (plus detector records) in one transaction.
 
     ``idempotency_key`` identifies the hook call (e.g. a hash of its payload): calling again
     with the same key stores nothing new. ``detect=False`` skips the detectors (a call
-    replayed from the spool is not the newest one any more).
+    replayed from the spool is not the newest one any more). A record whose content the
+    session holds among its last ``dedupe_window`` events is dropped (None: among all of them,
+    for calls rebuilt from a transcript).
     """
     ms = int(now_ms if now_ms is not None else time.time() * 1000)
     now = ms // 1000
@@ -338,7 +355,7 @@ def record(
                 skipped += 1
                 continue
             digest = content_hash(rec)
-            if _is_duplicate(conn, ev.session_id, rec, digest):
+            if _is_duplicate(conn, ev.session_id, rec, digest, dedupe_window):
                 skipped += 1
                 continue
             key = f"{ev.session_id}:{idempotency_key}:{index}" if idempotency_key else None
