@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import http.server
+import json
 import os
 import shutil
 import subprocess
@@ -121,3 +122,20 @@ def serve_body(body: bytes, content_type: str, path: str = "/") -> Iterator[str]
         httpd.shutdown()
         httpd.server_close()
         thread.join()
+
+
+def claude_substitute(template: Any, payload: dict[str, Any]) -> Any:
+    """What Claude Code 2.1.332 sends for ``template`` (measured: reports-e2e, mcp_tool probe):
+    ``${field}`` in string values; objects as compact JSON, scalars as strings, missing ""."""
+    if isinstance(template, dict):
+        return {k: claude_substitute(v, payload) for k, v in template.items()}
+    if isinstance(template, str) and template.startswith("${") and template.endswith("}"):
+        value = payload.get(template[2:-1])
+        if value is None:
+            return ""
+        if isinstance(value, dict | list):
+            return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return str(value)
+    return template

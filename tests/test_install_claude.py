@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from conftest import run_cli
+from conftest import claude_substitute, run_cli
 from ctxmode.agents import claude
 from ctxmode.agents import install as inst
 from ctxmode.core.errors import InvalidInput
@@ -79,13 +79,7 @@ def test_the_handlers_input_is_what_record_hook_reads_back(project: Path, home: 
         "tool_response": {"stdout": "1 failed", "stderr": "", "interrupted": False},
         "duration_ms": 1506,
     }
-    substituted = {}
-    for key, value in template.items():
-        name = value[2:-1]
-        got = sent.get(name, "")
-        substituted[key] = (
-            json.dumps(got, separators=(",", ":")) if isinstance(got, dict) else str(got)
-        )
+    substituted = claude_substitute(template, sent)
     assert payload_from(substituted) == sent
 
 

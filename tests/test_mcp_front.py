@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from conftest import CTXMODE, run_cli
+from conftest import CTXMODE, claude_substitute, run_cli
 from ctxmode.mcp import listing
 
 pytestmark = pytest.mark.timeout(120)
@@ -198,23 +198,6 @@ def test_the_handshake_loads_neither_the_sdk_nor_pydantic(tmp_path: Path) -> Non
 # -- in-agent hooks: Claude Code's ``mcp_tool`` handlers calling ``record_hook`` ---------------
 
 
-def _claude_substitute(template: Any, payload: dict[str, Any]) -> Any:
-    """What Claude Code 2.1.332 sends for ``template`` (measured: reports-e2e, mcp_tool probe):
-    ``${field}`` in string values; objects as compact JSON, scalars as strings, missing ""."""
-    if isinstance(template, dict):
-        return {k: _claude_substitute(v, payload) for k, v in template.items()}
-    if isinstance(template, str) and template.startswith("${") and template.endswith("}"):
-        value = payload.get(template[2:-1])
-        if value is None:
-            return ""
-        if isinstance(value, dict | list):
-            return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-        if isinstance(value, bool):
-            return "true" if value else "false"
-        return str(value)
-    return template
-
-
 def _payloads(project: Path) -> list[tuple[str, dict[str, Any]]]:
     sid = "d2fbae2d-a320-40af-9b28-6da90ac32282"
     base = {"session_id": sid, "cwd": str(project), "permission_mode": "bypassPermissions"}
@@ -316,7 +299,7 @@ def test_record_hook_stores_what_the_command_hook_stores(tmp_path: Path) -> None
     lines: list[dict[str, Any] | str] = [_initialize(1, "2025-06-18"), INITIALIZED]
     for rid, (event, payload) in enumerate(_payloads(in_agent), start=2):
         arguments = {"event": event, "agent": "claude-code", "payload": TEMPLATE}
-        substituted = _claude_substitute(arguments, payload)
+        substituted = claude_substitute(arguments, payload)
         lines.append(_ask(rid, "tools/call", {"name": "record_hook", "arguments": substituted}))
         lines.append(
             _ask(rid + 100, "tools/call", {"name": "record_hook", "arguments": substituted})
@@ -355,7 +338,7 @@ def test_in_agent_calls_reuse_the_store_until_its_file_is_replaced(project: Path
             "tool_name": "Bash", "tool_input": {"command": command},
             "tool_response": {"stdout": "ok", "stderr": ""}, "tool_use_id": f"toolu_{rid}",
         }  # fmt: skip
-        arguments = _claude_substitute(
+        arguments = claude_substitute(
             {"event": "post-tool-use", "agent": "claude-code", "payload": TEMPLATE}, payload
         )
         assert in_agent.record(arguments, str(project)) == ""
