@@ -10,6 +10,7 @@ boundary. Standard library only, like every hook.
 
 from __future__ import annotations
 
+import atexit
 import json
 
 from ctxmode.hooks import hooklog, runner
@@ -20,8 +21,9 @@ if TYPE_CHECKING:
 
     from ctxmode.store import Store
 
-#: The server's open stores by path, reused across calls (``runner._run``); they close with the
-#: process (committed already: WAL readers and the next opener see every call).
+#: The server's open stores by path, reused across calls (``runner._run``); closed at exit
+#: (``close_stores``; every call is committed already, so a server ended by ``os._exit`` loses
+#: nothing but the closing checkpoint).
 _STORES: dict[str, tuple[Store, tuple[int, int]]] = {}
 
 
@@ -43,6 +45,9 @@ def close_stores() -> None:
             store.close()
         except Exception:  # noqa: BLE001 - closing at exit must not fail the exit
             pass
+
+
+atexit.register(close_stores)
 
 
 def payload_from(substituted: dict[str, Any]) -> dict[str, Any]:
