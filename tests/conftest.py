@@ -72,7 +72,7 @@ async def mcp_client(project: Path) -> AsyncIterator[Any]:
     """An in-process MCP client of the project's server (tests mark themselves anyio)."""
     from mcp import Client
 
-    from ctxmode.mcp.server import build_server
+    from ctxmode.mcp.sdk.server import build_server
 
     server = build_server(project / ".context" / "context.db", project)
     async with Client(server, mode="legacy") as client:

@@ -32,7 +32,7 @@ from _hardening import (
     integrity,
     post_tool_use,
 )
-from ctxmode.mcp.server import build_server
+from ctxmode.mcp.sdk.server import build_server
 
 WORKERS = 8
 PAYLOADS = 200

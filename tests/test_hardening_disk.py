@@ -20,7 +20,7 @@ from mcp import Client
 
 from _hardening import db_rows, hook_process, integrity, post_tool_use
 from conftest import run_cli
-from ctxmode.mcp.server import build_server
+from ctxmode.mcp.sdk.server import build_server
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:

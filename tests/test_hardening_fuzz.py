@@ -37,7 +37,7 @@ from _hardening import (
     integrity,
 )
 from _hooks import FIXTURES, _rewrite, event_name
-from ctxmode.mcp.server import build_server
+from ctxmode.mcp.sdk.server import build_server
 
 PATH_KEYS = ("cwd", "directory", "worktree", "workspace_roots", "workspaceRoots")
 

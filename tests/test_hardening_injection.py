@@ -20,7 +20,7 @@ from mcp import Client
 
 from _hardening import assert_hook_contract, hook_process
 from conftest import run_cli
-from ctxmode.mcp.server import build_server
+from ctxmode.mcp.sdk.server import build_server
 
 SID = "5f0c1e2a-7b3d-4c8e-9a10-2b3c4d5e6f70"
 HOSTILE = (

@@ -22,7 +22,7 @@ from mcp import Client
 from _hardening import db_rows, hook_process, post_tool_use
 from conftest import CTXMODE, run_cli
 from ctxmode.core import config
-from ctxmode.mcp.server import build_server
+from ctxmode.mcp.sdk.server import build_server
 
 SHARED_SID = "11111111-2222-3333-4444-555555555555"
 

@@ -16,7 +16,7 @@ from mcp import Client
 
 from conftest import run_cli
 from ctxmode import PathOutsideProject, Store, sandbox
-from ctxmode.mcp.server import build_server
+from ctxmode.mcp.sdk.server import build_server
 from ctxmode.search import indexing
 
 MARKER = "OUTSIDE-SECRET-MARKER-42"

@@ -25,7 +25,7 @@ from _hooks import FIXTURES, _rewrite, event_name
 from conftest import run_cli, serve_body
 from ctxmode import Store
 from ctxmode.core.redact import redact
-from ctxmode.mcp.server import build_server
+from ctxmode.mcp.sdk.server import build_server
 
 # (planted text, the secret part that must never come back). Built by concatenation so that
 # this file itself does not look like a leaked credential to scanners.

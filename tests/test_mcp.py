@@ -15,7 +15,9 @@ import pytest
 from mcp import Client
 
 from ctxmode import Store
-from ctxmode.mcp.server import build_server, decision_prompt, fence
+from ctxmode.mcp.sdk.server import build_server
+from ctxmode.mcp.tools.common import fence
+from ctxmode.mcp.tools.knowledge import decision_prompt
 
 pytestmark = pytest.mark.anyio
 

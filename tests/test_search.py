@@ -405,7 +405,8 @@ def test_cli_until_a_date_includes_that_whole_day(project: Path) -> None:
 async def test_mcp_search_several_queries_and_get(project: Path) -> None:
     from mcp import Client
 
-    from ctxmode.mcp.server import FENCE_TAG, build_server
+    from ctxmode.mcp.sdk.server import build_server
+    from ctxmode.mcp.tools.common import FENCE_TAG
 
     db = project / ".context" / "context.db"
     with Store.open(db) as s:

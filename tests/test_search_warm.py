@@ -8,8 +8,8 @@ import time
 import pytest
 
 from ctxmode import Store
-from ctxmode.mcp.base import StoreRunner
-from ctxmode.mcp.search import search_many
+from ctxmode.mcp.tools.common import StoreRunner
+from ctxmode.mcp.tools.search import search_many
 from ctxmode.search import cache as search_cache
 from ctxmode.search import engine as search
 from ctxmode.search.indexing import index_content

@@ -156,7 +156,7 @@ def test_session_start_brief_of_a_real_hook_run_shows_a_pulled_item(
 async def test_mcp_calls_see_a_pulled_item(clones: tuple[Path, Path]) -> None:
     from mcp import Client
 
-    from ctxmode.mcp.server import build_server
+    from ctxmode.mcp.sdk.server import build_server
 
     alice, bob = clones
     ctx(bob, "init")

@@ -1,13 +1,15 @@
-"""The MCP face: ``ctxmode serve``, an MCP server over stdio (the ``mcp`` SDK).
+"""The MCP face: ``ctxmode serve``, an MCP server over stdio.
 
-- ``front``: the stdio front ``ctxmode serve`` runs: the handshake and lists from
-  ``listing.json`` (standard library only), everything else forwarded to the SDK server it
-  starts on first need through ``bridge``; ``listing`` records that file from ``server``;
-- ``server``: the server, knowledge and session tools, resources and the prompt;
-- ``base``: the server class, the thread runner that opens the store, fencing and results;
-- ``search``, ``sandbox``: the search and sandbox/indexing tools, registered by ``server``.
+- ``front``: the stdio front ``ctxmode serve`` runs (standard library only): the handshake and
+  lists from ``listing.json``, well-formed tool calls, resource reads and the prompt through
+  ``native``; anything else forwarded to the SDK server it starts on first need;
+- ``native``: checks a call's arguments against the listed schema as the SDK would take them,
+  and runs the body, without the SDK;
+- ``tools``: what the tools, resources and prompt do (bodies shared by both paths, no SDK);
+- ``sdk``: the server on the ``mcp`` SDK: the tools' declarations (their schemas), argument
+  errors, and the bridge the front feeds; ``listing`` records ``listing.json`` from it.
 
-Tools are thin: validate, one core call, render. May import: the core packages and the
-``store`` facade. Never another face. ``base`` is imported by the tool modules, never the
-reverse, and the tool modules never import ``server``.
+May import: the core packages and the ``store`` facade. Never another face. ``tools`` imports
+nothing else of ``mcp``; ``sdk`` imports ``tools``; ``front`` and ``native`` import ``sdk`` only
+inside the functions that start it.
 """

@@ -243,7 +243,7 @@ class Front:
                     break
                 self._sdk_now.wait(SDK_WARM_QUIET_S - quiet)
         try:
-            from ctxmode.mcp.server import build_server
+            from ctxmode.mcp.sdk.server import build_server
 
             self._built = build_server(self.db_path, self.root)
         except Exception as exc:  # noqa: BLE001 - the first tool call builds it again, and says
@@ -289,8 +289,8 @@ class Front:
     def _run_sdk(self, feed: queue.Queue[str | None]) -> None:
         import anyio
 
-        from ctxmode.mcp.bridge import serve_lines
-        from ctxmode.mcp.server import build_server
+        from ctxmode.mcp.sdk.bridge import serve_lines
+        from ctxmode.mcp.sdk.server import build_server
 
         if self._warm is not None:
             self._warm.join()

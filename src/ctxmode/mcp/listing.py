@@ -48,8 +48,8 @@ def _session(lines: list[dict[str, Any]] | list[dict[str, Any] | str]) -> dict[A
 
     import anyio
 
-    from ctxmode.mcp.bridge import serve_lines
-    from ctxmode.mcp.server import build_server
+    from ctxmode.mcp.sdk.bridge import serve_lines
+    from ctxmode.mcp.sdk.server import build_server
 
     feed: queue.Queue[str | None] = queue.Queue()
     for line in lines:

@@ -1,9 +1,12 @@
-"""Plumbing shared by ctxmode's MCP tool modules: data fencing, the one-Store call seam and
-argument errors that say what to send.
+"""What every tool body shares: the one-Store call seam, data fencing, results, agent errors.
+
+Standard library and the core only: the stdio front runs tool bodies without the ``mcp`` SDK
+(``mcp.native``), and the SDK server (``mcp.sdk``) runs the same bodies.
 
 Invariants: text from the store is redacted again and fenced before it reaches an agent;
-core calls run one at a time in a worker thread on the server's single ``Store``; a
-``CtxmodeError`` or a pydantic argument error becomes an ``isError`` tool result.
+core calls run one at a time on the server's single ``Store`` (``StoreRunner``); a body
+signals what the caller got wrong with a ``CtxmodeError``, which both paths turn into an
+``isError`` result (``for_agent`` rewords the core's CLI hints).
 """
 
 from __future__ import annotations
@@ -14,35 +17,13 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-import anyio
-import anyio.to_thread
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.context import Context as MCPContext
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
-from mcp.types import Tool as MCPTool
-from pydantic import BaseModel, ValidationError
-
 from ctxmode.core.db import translate_sqlite_error
-from ctxmode.core.errors import CtxmodeError
-from ctxmode.core.redact import redact, scrub_surrogates
+from ctxmode.core.redact import redact
 from ctxmode.store import Store
-
-#: Tool annotations shared by the tool modules.
-READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
-
-
-def tool_result(model: BaseModel, text: str) -> CallToolResult:
-    """A tool result: readable text plus the flat structured form of ``model``."""
-    return CallToolResult(
-        content=[TextContent(type="text", text=text)],
-        structured_content=model.model_dump(mode="json"),
-    )
-
 
 T = TypeVar("T")
 
@@ -50,6 +31,20 @@ T = TypeVar("T")
 #: calls must have stopped before a slice runs, in seconds: warming uses idle moments only.
 WARM_PAUSE_S = 0.005
 WARM_IDLE_S = 0.05
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """What a tool body returns: readable text and the flat structured form (JSON values)."""
+
+    text: str
+    data: dict[str, Any]
+
+
+def date(ts: int | None) -> str:
+    """A stored timestamp as a UTC date, ``-`` when there is none."""
+    return time.strftime("%Y-%m-%d", time.gmtime(ts)) if ts else "-"
+
 
 # -- data fencing ----------------------------------------------------------------------------
 
@@ -125,27 +120,15 @@ class StoreRunner:
                 self._calls -= 1
                 self._last_call = time.monotonic()
 
-    async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """Run ``fn(store, ...)`` in a worker thread; ``CtxmodeError`` propagates."""
-        return await anyio.to_thread.run_sync(lambda: self.run_sync(fn, *args, **kwargs))
+    __call__ = run_sync
 
-    async def __call__(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """The ``call`` given to tool modules: like ``run``, errors become isError results."""
-        try:
-            return await self.run(fn, *args, **kwargs)
-        except CtxmodeError as exc:
-            raise ToolError(for_agent(str(exc))) from exc
-
-    async def unlocked(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """Run ``fn(*args, **kwargs)`` (no store) in a worker thread without the store lock.
+    def unlocked(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run ``fn(*args, **kwargs)`` (no store) without the store lock.
 
         For slow work that needs no database, e.g. running a sandboxed process, so other tool
-        calls go on meanwhile; errors become isError results as with ``__call__``.
+        calls go on meanwhile.
         """
-        try:
-            return await anyio.to_thread.run_sync(lambda: fn(*args, **kwargs))
-        except CtxmodeError as exc:
-            raise ToolError(for_agent(str(exc))) from exc
+        return fn(*args, **kwargs)
 
     @property
     def warming(self) -> bool:
@@ -211,8 +194,6 @@ class StoreRunner:
                 self._store = None
 
 
-# -- argument errors that say what to send ---------------------------------------------------
-
 #: Core messages name CLI commands and flags; an agent on MCP needs the tool or argument.
 _CLI_TO_TOOL: tuple[tuple[str, str], ...] = (
     ("`ctxmode task add`", "create_task"),
@@ -229,89 +210,3 @@ def for_agent(message: str) -> str:
     for cli_words, tool_words in _CLI_TO_TOOL:
         message = message.replace(cli_words, tool_words)
     return message
-
-
-def _describe_schema(schema: dict[str, Any]) -> str:
-    """A short human form of a JSON-schema property: ``integer``, ``one of: a, b`` ..."""
-    options = schema.get("anyOf")
-    if isinstance(options, list):
-        kinds = [_describe_schema(o) for o in options if o.get("type") != "null"]
-        return " or ".join(kinds)
-    if "enum" in schema:
-        return "one of: " + ", ".join(str(v) for v in schema["enum"])
-    kind = schema.get("type", "any")
-    if kind == "array":
-        return f"list of {_describe_schema(schema.get('items', {}))}"
-    return str(kind)
-
-
-def explain_arguments(tool: str, input_schema: dict[str, Any], error: ValidationError) -> str:
-    """Turn a pydantic argument error into what was wrong and what the tool expects."""
-    problems: list[str] = []
-    for err in error.errors():
-        loc = ".".join(str(p) for p in err["loc"]) or "arguments"
-        if err["type"] == "missing":
-            problems.append(f"{loc} is required")
-        else:
-            # Redacted before it is cut: a cut secret no longer matches any pattern.
-            got = redact(repr(err.get("input")))
-            got = got if len(got) <= 60 else got[:57] + "..."
-            problems.append(f"{loc}: {err['msg']} (got {got})")
-    props: dict[str, Any] = input_schema.get("properties", {})
-    required = set(input_schema.get("required", []))
-    wanted = ", ".join(
-        f"{name} ({_describe_schema(spec)}{'' if name in required else ', optional'})"
-        for name, spec in props.items()
-    )
-    return f"invalid arguments for {tool}: {'; '.join(problems)}. Send: {wanted}"
-
-
-def lean_schema(schema: Any) -> Any:
-    """Drop what costs tokens and says nothing: pydantic's ``title`` keys (a restatement of
-    each name) and ``"default": null`` (optional already follows from ``required``)."""
-    if isinstance(schema, dict):
-        return {
-            k: lean_schema(v)
-            for k, v in schema.items()
-            if not (k == "title" and isinstance(v, str)) and not (k == "default" and v is None)
-        }
-    if isinstance(schema, list):
-        return [lean_schema(v) for v in schema]
-    return schema
-
-
-class CtxmodeMCPServer(MCPServer[Any]):
-    """``MCPServer`` with lean tool schemas and argument errors naming what to send.
-
-    Tool definitions are loaded into the agent's context every session, so what is listed goes
-    through ``lean_schema``; validation still uses the full generated schema.
-    """
-
-    async def list_tools(self) -> list[MCPTool]:
-        tools = await super().list_tools()
-        return [
-            t.model_copy(
-                update={
-                    "input_schema": lean_schema(t.input_schema),
-                    "output_schema": lean_schema(t.output_schema),
-                }
-            )
-            for t in tools
-        ]
-
-    async def call_tool(
-        self, name: str, arguments: dict[str, Any], context: MCPContext[Any, Any] | None = None
-    ) -> CallToolResult | InputRequiredResult:
-        # Lone surrogates (``\udc80`` escapes are valid JSON) cannot be stored or printed.
-        arguments = scrub_surrogates(arguments)
-        try:
-            return await super().call_tool(name, arguments, context)
-        except ToolError as exc:
-            cause = exc.__cause__
-            if not isinstance(cause, ValidationError):
-                raise
-            schema: dict[str, Any] = {}
-            for tool in await self.list_tools():
-                if tool.name == name:
-                    schema = tool.input_schema
-            raise ToolError(explain_arguments(name, schema, cause)) from cause
