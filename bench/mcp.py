@@ -4,15 +4,17 @@ Both servers are spawned the same way (their interpreter + entry script, stdio p
 HOME and project folder), sent the same raw JSON-RPC: ``initialize``, ``notifications/
 initialized``, ``tools/list``, one write (``write_context`` / ``ctx_index``) and one query
 (``query_context`` / ``ctx_search``). Printed: medians over ``--runs`` spawns of spawn ->
-initialize reply, of the first tool call (ctxmode answers the handshake without the SDK and
-builds its SDK server once ``tools/list`` is answered: what is left of that is paid here) and of
-the query round trip, and the ratios ctxmode / context-mode. Target: initialize <= 1.0x. Then
+initialize reply, of the first tool call (ctxmode answers the handshake and runs well-formed
+tool calls without the SDK: the first call pays the tool bodies' imports, or what is left of
+them after the warm-up that ``tools/list`` starts), of the query round trip and the server's
+CPU time until then, and the ratios ctxmode / context-mode. Target: initialize <= 1.0x. Then
 the in-agent hook path: ``record_hook`` round trips on one running ctxmode server and its CPU
 time per call.
 
 context-mode (npm ``context-mode``) is installed into ``~/.cache/ctxmode-bench/context-mode``
 on first use. ``python -X importtime`` then shows what the handshake imports
-(``ctxmode.mcp.front``) and what the first tool call adds (``ctxmode.mcp.server``).
+(``ctxmode.mcp.front``), what the native tool calls load (``ctxmode.mcp.tools.*``), and what
+the SDK server, started only for what the front does not take, would add (``ctxmode.mcp.sdk``).
 
     .venv/bin/python bench/mcp.py [--runs 10]
 """
@@ -124,8 +126,9 @@ def one_run(
     cwd: Path,
     write: tuple[str, dict[str, Any]],
     query: tuple[str, dict[str, Any]],
-) -> tuple[float, float, float]:
-    """(spawn -> initialize reply, first tool call, query round trip) in seconds."""
+) -> tuple[float, float, float, float]:
+    """(spawn -> initialize reply, first tool call, query round trip, the server's CPU time
+    until then) in seconds."""
     start = time.perf_counter()
     server = Server(argv, env, cwd)
     try:
@@ -147,7 +150,8 @@ def one_run(
         t_query = time.perf_counter() - t0
         text = json.dumps(found["result"])
         assert not found["result"].get("isError") and "medians" in text, text[:500]
-        return t_init, t_first, t_query
+        cpu = cpu_seconds(server.proc.pid)
+        return t_init, t_first, t_query, cpu if cpu is not None else float("nan")
     finally:
         server.close()
 
@@ -261,9 +265,10 @@ def importtime_report(module: str, top: int = 12) -> None:
 
 
 def phases_report() -> None:
-    """In-process import and build times of the SDK server, and the interpreter's start."""
+    """In-process import and build times of the SDK server (the path of last resort), and the
+    interpreter's start."""
     phases = (
-        "import time, sys; t0 = time.perf_counter(); import ctxmode.mcp.server as m; "
+        "import time, sys; t0 = time.perf_counter(); import ctxmode.mcp.sdk.server as m; "
         "t1 = time.perf_counter(); m.build_server(sys.argv[1]); t2 = time.perf_counter(); "
         "print(f'{(t1 - t0) * 1000:.0f} {(t2 - t1) * 1000:.0f}')"
     )
@@ -278,7 +283,8 @@ def phases_report() -> None:
             ).stdout.split()
             samples.append((float(out[0]), float(out[1])))
     print(
-        f"in-process phases (median of 5): import {statistics.median(s[0] for s in samples):.0f}"
+        f"SDK server in-process (median of 5): "
+        f"import {statistics.median(s[0] for s in samples):.0f}"
         f" ms, build_server {statistics.median(s[1] for s in samples):.0f} ms"
     )
     bare = []
@@ -297,7 +303,7 @@ def main() -> int:
         parser.error("--runs must be at least 10")
     ctxmode = VENV_BIN / "ctxmode"
     entry = ensure_context_mode()
-    results: dict[str, tuple[list[float], list[float], list[float]]] = {}
+    results: dict[str, tuple[list[float], list[float], list[float], list[float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         project = root / "project"
@@ -328,7 +334,7 @@ def main() -> int:
         for argv, write, query in servers.values():
             one_run(argv, env, project, write, query)
         for name in servers:
-            results[name] = ([], [], [])
+            results[name] = ([], [], [], [])
         for _ in range(opts.runs):
             for name, (argv, write, query) in servers.items():
                 for column, value in zip(
@@ -337,20 +343,25 @@ def main() -> int:
                     column.append(value)
         hook_times, hook_cpu = record_hook_calls(env, project, 55)
     print(f"\nMCP server over stdio, median of {opts.runs} spawns (after one warm-up each)")
-    print(f"{'server':<14} {'spawn->initialize':>18} {'first call':>12} {'query call':>12}")
-    for name, (inits, firsts, queries) in results.items():
+    print(
+        f"{'server':<14} {'spawn->initialize':>18} {'first call':>12} {'query call':>12} "
+        f"{'server CPU':>12}"
+    )
+    for name, (inits, firsts, queries, cpus) in results.items():
         init_ms, first_ms = statistics.median(inits) * 1000, statistics.median(firsts) * 1000
-        query_ms = statistics.median(queries) * 1000
-        print(f"{name:<14} {init_ms:15.0f} ms {first_ms:9.0f} ms {query_ms:9.1f} ms")
+        query_ms, cpu_ms = statistics.median(queries) * 1000, statistics.median(cpus) * 1000
+        print(
+            f"{name:<14} {init_ms:15.0f} ms {first_ms:9.0f} ms {query_ms:9.1f} ms {cpu_ms:9.0f} ms"
+        )
     if "context-mode" in results:
         ours, theirs = results["ctxmode"], results["context-mode"]
-        init_ratio, first_ratio, query_ratio = (
+        init_ratio, first_ratio, query_ratio, cpu_ratio = (
             statistics.median(a) / statistics.median(b) for a, b in zip(ours, theirs, strict=True)
         )
         verdict = "meets" if init_ratio <= 1.0 else "MISSES"
         print(
             f"ratio ctxmode / context-mode: initialize {init_ratio:.2f}x ({verdict} <= 1.0x), "
-            f"first call {first_ratio:.2f}x, query {query_ratio:.2f}x"
+            f"first call {first_ratio:.2f}x, query {query_ratio:.2f}x, server CPU {cpu_ratio:.2f}x"
         )
     hook_ms = statistics.median(hook_times) * 1000
     cpu = f", server CPU {hook_cpu * 1000:.1f} ms per call" if hook_cpu is not None else ""
@@ -359,7 +370,8 @@ def main() -> int:
         f"{hook_ms:.1f} ms{cpu}"
     )
     importtime_report("ctxmode.mcp.front")
-    importtime_report("ctxmode.mcp.server")
+    importtime_report("ctxmode.mcp.tools.knowledge")
+    importtime_report("ctxmode.mcp.sdk.server")
     phases_report()
     return 0
 

@@ -227,3 +227,20 @@ def test_the_house_stays_small() -> None:
         if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
     }
     assert not big, big
+
+
+def test_the_native_mcp_path_never_imports_the_sdk() -> None:
+    """``mcp.tools`` (the bodies) and ``mcp.native`` run without the SDK or pydantic: not even
+    inside a function, and never through ``mcp.sdk``; ``mcp.tools`` imports nothing else of
+    ``mcp``."""
+    offenders = []
+    native = [PACKAGE / "mcp" / "native.py", *sorted((PACKAGE / "mcp" / "tools").glob("*.py"))]
+    for path in native:
+        in_tools = path.parent.name == "tools"
+        for line, module in _imports(path):
+            heavy = module.split(".")[0] in HEAVY
+            sdk = module.startswith("ctxmode.mcp.sdk")
+            sideways = in_tools and module.startswith("ctxmode.mcp.") and ".tools" not in module
+            if heavy or sdk or sideways:
+                offenders.append(f"{path.relative_to(PACKAGE)}:{line}: {module}")
+    assert not offenders, offenders

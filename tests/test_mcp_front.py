@@ -43,15 +43,19 @@ def _ask(rid: int, method: str, params: dict[str, Any] | None = None) -> dict[st
     return msg
 
 
-def serve_session(cwd: Path, lines: list[dict[str, Any] | str]) -> dict[Any, dict[str, Any]]:
-    """Replies by id of a real ``ctxmode serve`` sent ``lines``, waiting for each request."""
+def serve_session(
+    cwd: Path, lines: list[dict[str, Any] | str], stderr: Path | None = None
+) -> dict[Any, dict[str, Any]]:
+    """Replies by id of a real ``ctxmode serve`` sent ``lines``, waiting for each request
+    (its stderr into the file ``stderr``)."""
     assert CTXMODE
+    err = stderr.open("wb") if stderr else subprocess.DEVNULL
     proc = subprocess.Popen(
         [CTXMODE, "serve"],
         cwd=cwd,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=err,
     )
     replies: dict[Any, dict[str, Any]] = {}
     buf = b""
@@ -82,6 +86,8 @@ def serve_session(cwd: Path, lines: list[dict[str, Any] | str]) -> dict[Any, dic
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        if stderr:
+            err.close()  # type: ignore[union-attr]
     return replies
 
 

@@ -1,21 +1,24 @@
-"""``ctxmode serve``'s stdio front: the MCP handshake and listings without the SDK.
+"""``ctxmode serve``'s stdio front: the MCP session without the SDK, as far as it can go.
 
 An agent waits for ``initialize`` and ``tools/list`` before its first model request, and
 importing the ``mcp`` SDK (pydantic models of the whole protocol, its client, its HTTP stack)
-takes most of a second. The front answers what needs no tool code from ``listing.json``, the
-SDK server's own recorded replies (``mcp.listing``): ``initialize`` (the same version
-negotiation), ``ping``, and the tool, resource, template and prompt lists. The first request it
-cannot answer (a tool call, a resource read, a prompt, anything unknown or malformed) starts the
-SDK server (``mcp.server``) in a thread, replays the client's handshake into it (its reply to
-the replayed ``initialize`` is dropped) and from then on forwards every line both ways, so tool
-calls, errors and results are the SDK server's own. Once ``tools/list`` is answered (the
-agent's handshake is done), a thread builds the SDK server ahead, so the first tool call, which
-comes after a model turn, finds it ready.
+takes about a second of CPU, paid again at the model's first ctxmode tool call. The front
+answers from ``listing.json``, the SDK server's own recorded replies (``mcp.listing``):
+``initialize`` (the same version negotiation), ``ping`` and the tool, resource, template and
+prompt lists; it runs tool calls whose arguments the SDK would take as they are, resource
+reads and the prompt through ``mcp.native`` (the bodies of ``mcp.tools``, the replies the SDK
+would send), each call in its own thread. The first message it cannot answer (arguments to
+coerce or reject, an unknown method or tool, a malformed line) starts the SDK server
+(``mcp.sdk``) in a thread, on the same store, replays the client's handshake into it (its
+reply to the replayed ``initialize`` is dropped) and from then on forwards that and every
+later message the front does not run itself, so coercions and argument errors are the SDK
+server's own. A line on stderr says when, and why, the SDK server starts.
 
-Invariants: standard library only until the handshake is answered; one JSON-RPC message per
-line on the wire, written under one lock; fd 0 and 1 point at ``/dev/null`` and stderr while
-serving (as in the SDK's transport), so a child process or a stray print cannot corrupt the
-wire; the process exits when stdin closes, on SIGINT/SIGTERM, or when its parent goes away.
+Invariants: standard library only until a tool body runs; one JSON-RPC message per line on
+the wire, written under one lock; fd 0 and 1 point at ``/dev/null`` and stderr while serving
+(as in the SDK's transport), so a child process or a stray print cannot corrupt the wire; the
+process exits when stdin closes, on SIGINT/SIGTERM, or when its parent goes away, after the
+calls still running (within a grace period) and the store are closed.
 """
 
 from __future__ import annotations
@@ -46,11 +49,6 @@ SIGNAL_EXIT_GRACE_S = 0.3
 #: The tool Claude Code's ``mcp_tool`` hooks call (``hooks.in_agent``). Not listed: the model
 #: never sees it, and Claude Code calls a hook's tool whether listed or not (2.1.332).
 RECORD_TOOL = "record_hook"
-#: With in-agent hooks, the SDK build waits at most this long for the first hook call (s),
-#: then for a pause of ``SDK_WARM_QUIET_S`` between hook calls (a model turn, a long command):
-#: its ~1 s of imports would otherwise hold the GIL (and a core) against the calls around it.
-SDK_WARM_DELAY_S = 3.0
-SDK_WARM_QUIET_S = 0.5
 #: The stateless-era (2026-07-28) discovery request; the front serves the handshake era only.
 DISCOVER = "server/discover"
 #: Id of the ``initialize`` replayed into the SDK server; its reply is not sent on.
@@ -93,29 +91,32 @@ class Front:
         self._out = wire_out
         self._out_lock = threading.Lock()
         self._listing: dict[str, Any] | None = None
-        #: True until a message the front cannot answer in the SDK's place arrives.
+        #: Listed tools, resources and prompts by name (or URI), from ``listing.json``.
+        self._listed: dict[str, dict[str, dict[str, Any]]] | None = None
+        #: True until the SDK server starts: until then the front answers lists itself.
         self._native = True
         self._initialized = False
         self._replay: list[str] = []
         self._sdk: queue.Queue[str | None] | None = None
         self._sdk_thread: threading.Thread | None = None
         self._swallow = False
-        #: The SDK server built ahead by ``_warm_later`` (``None`` until then).
-        self._warm: threading.Thread | None = None
-        #: Set when the SDK build may start: the first in-agent hook call is answered, a
-        #: message needs the SDK, or ``SDK_WARM_DELAY_S`` passed (``_build``).
-        self._sdk_go = threading.Event()
-        #: Set when a message needs the SDK: the warm-up stops waiting for a quiet moment.
-        self._sdk_now = threading.Event()
-        #: ``_start_sdk`` runs once, from the reading loop or from the warm-up.
+        #: ``_start_sdk`` runs once, from the reading loop or from a call's thread.
         self._sdk_lock = threading.Lock()
-        self._last_call = time.monotonic()
-        self._built: Any = None
+        #: The one ``StoreRunner`` of native calls and, once it starts, the SDK server.
+        self._runner: Any = None
+        self._runner_lock = threading.Lock()
+        #: Threads of native calls still running (``close`` waits for them).
+        self._calls: set[threading.Thread] = set()
+        #: Loads the hook path and the tool bodies after the handshake (``_warm_later``).
+        self._warm: threading.Thread | None = None
 
     # -- the wire ----------------------------------------------------------------------------
 
     def send(self, message: dict[str, Any]) -> None:
         self._write(json.dumps(message, ensure_ascii=False, separators=(",", ":")))
+
+    def _reply(self, rid: Any, result: dict[str, Any]) -> None:
+        self.send({"jsonrpc": "2.0", "id": rid, "result": result})
 
     def _write(self, line: str) -> None:
         data = line.encode("utf-8", "replace") + b"\n"  # a lone surrogate must not end the loop
@@ -138,20 +139,36 @@ class Front:
 
     def handle(self, line: str) -> None:
         """One line from the client."""
-        if self._record is not None and RECORD_TOOL in line and self._record_call(line):
-            return
-        if self._native and self._answer(line):
-            return
-        self._forward(line)
-
-    def _record_call(self, line: str) -> bool:
-        """Run a ``record_hook`` tool call here, with the hook path (no SDK); else ``False``."""
         try:
             msg = json.loads(line)
         except ValueError:
-            return False
-        params = msg.get("params") if isinstance(msg, dict) else None
-        rid = msg.get("id") if isinstance(msg, dict) else None
+            msg = None
+        if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0":
+            self._forward(line, "a message that is not JSON-RPC 2.0")
+            return
+        if self._record is not None and self._record_call(msg):
+            return
+        if self._native and self._answer(msg, line):
+            return
+        if self._initialized and self._run_native(msg, line):
+            return
+        self._forward(line, str(msg.get("method")))
+
+    @staticmethod
+    def _request(msg: dict[str, Any], *keys: str) -> tuple[Any, dict[str, Any]] | None:
+        """(id, params) of a request whose params hold no more than ``keys`` and ``_meta``."""
+        rid, params = msg.get("id"), msg.get("params")
+        if not isinstance(rid, str | int) or isinstance(rid, bool):
+            return None
+        if params is None:
+            params = {}
+        if not isinstance(params, dict) or set(params) - {*keys, "_meta"}:
+            return None
+        return rid, params
+
+    def _record_call(self, msg: dict[str, Any]) -> bool:
+        """Run a ``record_hook`` tool call here, with the hook path (no SDK); else ``False``."""
+        rid, params = msg.get("id"), msg.get("params")
         if (
             msg.get("method") != "tools/call"
             or not isinstance(params, dict)
@@ -162,21 +179,11 @@ class Front:
             return False
         assert self._record is not None
         text = self._record(params.get("arguments"), os.getcwd())
-        self.send(
-            {"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": text}]}}
-        )
-        self._last_call = time.monotonic()
-        self._sdk_go.set()
+        self._reply(rid, {"content": [{"type": "text", "text": text}]})
         return True
 
-    def _answer(self, line: str) -> bool:
-        """Answer ``line`` without the SDK if the front can do so exactly; else ``False``."""
-        try:
-            msg = json.loads(line)
-        except ValueError:
-            return False
-        if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0":
-            return False
+    def _answer(self, msg: dict[str, Any], line: str) -> bool:
+        """Answer a handshake or listing message exactly as the SDK would; else ``False``."""
         method, rid, params = msg.get("method"), msg.get("id"), msg.get("params")
         if not isinstance(method, str) or isinstance(rid, bool | float | list | dict):
             return False
@@ -202,7 +209,7 @@ class Front:
             version = wanted if wanted in data["handshake_versions"] else data["latest_handshake"]
             self._initialized = True
             self._replay.insert(0, json.dumps({**msg, "id": REPLAY_ID}))
-            self.send({"jsonrpc": "2.0", "id": rid, "result": data["initialize"][version]})
+            self._reply(rid, data["initialize"][version])
             return True
         if not self._initialized or (
             params is not None and (not isinstance(params, dict) or set(params) - {"_meta"})
@@ -211,69 +218,143 @@ class Front:
         results = self._load()["results"]
         if method not in results:
             return False
-        self.send({"jsonrpc": "2.0", "id": rid, "result": results[method]})
+        self._reply(rid, results[method])
         if method == "tools/list" and self._warm_after_handshake:
             self._warm_later()
         return True
 
-    def _warm_later(self) -> None:
-        """After the handshake, build the SDK server in the background (once).
+    def _run_native(self, msg: dict[str, Any], line: str) -> bool:
+        """Run a tool call, resource read or prompt ``native`` can take; else ``False``."""
+        from ctxmode.mcp import native, tools
 
-        The agent has what it waits for; the model's first turn takes seconds, so the first
-        tool call finds the server ready instead of paying its imports (and a slow first call
-        is not what the latency detector should see of ctxmode's own tools).
-        """
+        method = msg.get("method")
+        listed = self._listed_items()
+        if method == "tools/call":
+            request = self._request(msg, "name", "arguments")
+            if request is None:
+                return False
+            rid, params = request
+            name = params.get("name")
+            if not isinstance(name, str) or name not in tools.TOOLS:
+                return False
+            tool = listed["tools"].get(name)
+            if tool is None:
+                return False
+            args = native.arguments(tool["inputSchema"], params.get("arguments"))
+            if args is None:
+                return False
+            target, store = tools.TOOLS[name], self._store
+
+            def call(name: str = name) -> None:
+                self._reply(rid, native.call_tool(store(), name, target, args))
+
+            self._spawn(call)
+            return True
+        if method == "resources/read":
+            request = self._request(msg, "uri")
+            if request is None:
+                return False
+            rid, params = request
+            uri = params.get("uri")
+            resource = listed["resources"].get(uri) if isinstance(uri, str) else None
+            if resource is None or uri not in tools.RESOURCES:
+                return False
+            target = tools.RESOURCES[uri]
+
+            def read() -> None:
+                try:
+                    result = native.read_resource(self._store(), resource, target)
+                except Exception:  # noqa: BLE001 - read-only: the SDK server reads it again
+                    self._forward(line, f"resources/read of {uri} failed")
+                    return
+                self._reply(rid, result)
+
+            self._spawn(read)
+            return True
+        if method == "prompts/get":
+            request = self._request(msg, "name", "arguments")
+            if request is None:
+                return False
+            rid, params = request
+            name = params.get("name")
+            prompt = listed["prompts"].get(name) if isinstance(name, str) else None
+            if prompt is None or name != tools.DECISION_PROMPT:
+                return False
+            result = native.get_prompt(prompt, params.get("arguments"))
+            if result is None:
+                return False
+            self._reply(rid, result)
+            return True
+        return False
+
+    def _spawn(self, work: Callable[[], None]) -> None:
+        """Run a native call in its own thread, so the next line is read meanwhile."""
+
+        def run() -> None:
+            try:
+                work()
+            finally:
+                self._calls.discard(thread)
+
+        thread = threading.Thread(target=run, name="ctxmode-call", daemon=True)
+        self._calls.add(thread)
+        thread.start()
+
+    def _store(self) -> Any:
+        """The one ``StoreRunner`` (opened on its first call)."""
+        with self._runner_lock:
+            if self._runner is None:
+                from ctxmode.mcp.tools.common import StoreRunner
+
+                self._runner = StoreRunner(self.db_path, self.root)
+            return self._runner
+
+    def _listed_items(self) -> dict[str, dict[str, dict[str, Any]]]:
+        if self._listed is None:
+            results = self._load()["results"]
+            self._listed = {
+                "tools": {t["name"]: t for t in results["tools/list"]["tools"]},
+                "resources": {r["uri"]: r for r in results["resources/list"]["resources"]},
+                "prompts": {p["name"]: p for p in results["prompts/list"]["prompts"]},
+            }
+        return self._listed
+
+    def _warm_later(self) -> None:
+        """After the handshake, load in the background (once) what the next calls need: the
+        in-agent hook path first (the agent's next hook call, UserPromptSubmit, comes before
+        its first model request), then the tool bodies, so that no call pays their imports."""
         if self._warm is None:
-            self._warm = threading.Thread(target=self._build, name="ctxmode-warm", daemon=True)
+            self._warm = threading.Thread(target=self._load_ahead, name="ctxmode-warm", daemon=True)
             self._warm.start()
 
-    def _build(self) -> None:
-        if self._prepare is not None:
-            # First the in-agent hook path, which the agent's next hook call (UserPromptSubmit,
-            # before its first model request) needs; then the SDK, for the model's tool calls,
-            # once that call is answered: its ~1 s of imports would hold the GIL against it.
-            try:
-                self._prepare()
-            except Exception as exc:  # noqa: BLE001 - the first hook call loads it instead
-                print(f"ctxmode serve: hook warm-up failed: {exc!r}", file=sys.stderr)
-            self._sdk_go.wait(SDK_WARM_DELAY_S)
-            while not self._sdk_now.is_set():
-                quiet = time.monotonic() - self._last_call
-                if quiet >= SDK_WARM_QUIET_S:
-                    break
-                self._sdk_now.wait(SDK_WARM_QUIET_S - quiet)
-        try:
-            from ctxmode.mcp.sdk.server import build_server
+    def _load_ahead(self) -> None:
+        from ctxmode.mcp import tools
 
-            self._built = build_server(self.db_path, self.root)
-        except Exception as exc:  # noqa: BLE001 - the first tool call builds it again, and says
+        try:
+            if self._prepare is not None:
+                self._prepare()
+            tools.load_all()
+        except Exception as exc:  # noqa: BLE001 - the first call loads it instead
             print(f"ctxmode serve: warm-up failed: {exc!r}", file=sys.stderr)
-            return
-        if self._prepare is not None:
-            # In-agent hooks: open the SDK session now too (the handshake replayed to it), so
-            # the model's first ctxmode tool call pays its dispatch only. The front still
-            # answers hook calls; lists go to the SDK from now on (the same replies).
-            self._ensure_sdk()
 
     def _load(self) -> dict[str, Any]:
         if self._listing is None:
             self._listing = listing.load()
         return self._listing
 
-    def _forward(self, line: str) -> None:
-        self._ensure_sdk()
+    def _forward(self, line: str, why: str) -> None:
+        self._ensure_sdk(why)
         assert self._sdk is not None
         self._sdk.put(line)
 
-    def _ensure_sdk(self) -> None:
+    def _ensure_sdk(self, why: str) -> None:
         with self._sdk_lock:
             if self._sdk is None:
+                print(f"ctxmode serve: starting the SDK server for {why[:100]}", file=sys.stderr)
                 self._start_sdk()
 
     def _start_sdk(self) -> None:
         """Start the SDK server and replay the handshake the front answered."""
-        self._sdk_go.set()  # a warm-up waiting for the first hook call: needed now
-        self._sdk_now.set()
         self._native = False
         feed: queue.Queue[str | None] = queue.Queue()
         for line in self._replay:
@@ -292,10 +373,8 @@ class Front:
         from ctxmode.mcp.sdk.bridge import serve_lines
         from ctxmode.mcp.sdk.server import build_server
 
-        if self._warm is not None:
-            self._warm.join()
         try:
-            server = self._built or build_server(self.db_path, self.root)
+            server = build_server(self.db_path, self.root, runner=self._store())
             anyio.run(serve_lines, server, feed, self._from_sdk)
         except BaseException as exc:  # the client would wait forever for its replies
             print(f"ctxmode serve: the MCP server stopped: {exc!r}", file=sys.stderr)
@@ -304,14 +383,20 @@ class Front:
 
     @property
     def warming(self) -> bool:
-        """Whether the SDK server is still being built ahead (``_warm_later``)."""
+        """Whether the warm-up thread (``_warm_later``) is still loading."""
         return self._warm is not None and self._warm.is_alive()
 
     def close(self, timeout: float = ORPHAN_EXIT_GRACE_S) -> None:
-        """End the SDK session (it closes the store), waiting at most ``timeout``."""
+        """Let running calls finish and end the SDK session, at most ``timeout`` in all; then
+        close the store unless a call still runs."""
+        deadline = time.monotonic() + timeout
+        for thread in list(self._calls):
+            thread.join(max(0.0, deadline - time.monotonic()))
         if self._sdk is not None and self._sdk_thread is not None:
             self._sdk.put(None)
-            self._sdk_thread.join(timeout)
+            self._sdk_thread.join(max(0.0, deadline - time.monotonic()))
+        if self._runner is not None and not self._calls:
+            self._runner.close()
 
 
 def _claim_stdio() -> tuple[IO[bytes], IO[bytes]]:
