@@ -373,3 +373,42 @@ def test_in_agent_calls_reuse_the_store_until_its_file_is_replaced(project: Path
     finally:
         in_agent.close_stores()
     assert in_agent._STORES == {}
+
+
+def test_the_warm_up_opens_an_existing_store_for_hook_calls_and_creates_none(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``in_agent.prepare`` (the server's warm-up) opens the store of its working folder, which
+    the first hook call then reuses; a folder without a store gets none."""
+    from ctxmode.hooks import in_agent
+
+    bare = tmp_path / "bare"
+    (bare / ".git").mkdir(parents=True)
+    monkeypatch.chdir(bare)
+    in_agent.prepare()
+    assert in_agent._STORES == {} and not (bare / ".context").exists()
+    assert run_cli("init", cwd=project).returncode == 0
+    monkeypatch.chdir(project)
+    try:
+        in_agent.prepare()
+        in_agent.prepare()  # twice: still one
+        [(path, (store, _))] = in_agent._STORES.items()
+        assert Path(path) == project / ".context" / "context.db"
+        payload = {"hook_event_name": "UserPromptSubmit", "session_id": "s-warm",
+                   "cwd": str(project), "prompt": "Fix the login test"}  # fmt: skip
+        arguments = claude_substitute(
+            {"event": "user-prompt-submit", "agent": "claude-code", "payload": _template()},
+            payload,
+        )
+        in_agent.record(arguments, str(project))
+        assert in_agent._STORES[path][0] is store  # the warm-up's store, reused
+        rows = store.conn.execute("SELECT data FROM events").fetchall()
+        assert any("Fix the login test" in r[0] for r in rows), rows
+    finally:
+        in_agent.close_stores()
+
+
+def _template() -> Any:
+    from ctxmode.agents.claude import TEMPLATE
+
+    return TEMPLATE

@@ -28,13 +28,28 @@ _STORES: dict[str, tuple[Store, tuple[int, int]]] = {}
 
 
 def prepare() -> None:
-    """Import what ``record`` runs (the hook path) ahead of the first call; the server's
-    warm-up thread calls it after the handshake."""
+    """Import what ``record`` runs (the hook path) ahead of the first call and open the store
+    of the server's working folder, if it has one (none is created here); the server's warm-up
+    thread calls it after the handshake."""
+    import os
+
     import ctxmode.agents.claude
     import ctxmode.hooks.adapters
+    import ctxmode.hooks.backfill
     import ctxmode.hooks.handlers
-    import ctxmode.sessions.records
-    import ctxmode.store  # noqa: F401
+    import ctxmode.sessions.records  # noqa: F401
+    from ctxmode.core import config
+    from ctxmode.store import Store
+
+    root = config.find_root(os.getcwd())
+    db_path = config.db_path_for(root)
+    if db_path in _STORES or not os.path.isfile(db_path) or config.load_settings(root).disabled:
+        return
+    store = Store.open(db_path, root=root)
+    store.limit_lock_wait(runner.HOOK_BUSY_TIMEOUT_MS, runner.HOOK_LOCK_RETRIES)
+    stat = os.stat(db_path)
+    if _STORES.setdefault(db_path, (store, (stat.st_dev, stat.st_ino)))[0] is not store:
+        store.close()  # the first hook call opened it meanwhile
 
 
 def close_stores() -> None:

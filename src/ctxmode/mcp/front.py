@@ -51,6 +51,10 @@ SIGNAL_EXIT_GRACE_S = 0.3
 RECORD_TOOL = "record_hook"
 #: The stateless-era (2026-07-28) discovery request; the front serves the handshake era only.
 DISCOVER = "server/discover"
+#: The tool bodies load ahead once the client has sent nothing for this long (s): a model
+#: turn, a long command. Sooner, their imports would take a core (and the GIL) from the hook
+#: calls and the agent's own start before its first model request.
+WARM_QUIET_S = 0.5
 #: Id of the ``initialize`` replayed into the SDK server; its reply is not sent on.
 REPLAY_ID = "ctxmode-front-initialize"
 
@@ -109,6 +113,8 @@ class Front:
         self._calls: set[threading.Thread] = set()
         #: Loads the hook path and the tool bodies after the handshake (``_warm_later``).
         self._warm: threading.Thread | None = None
+        #: When the last line came from the client (``time.monotonic``).
+        self._last_line = time.monotonic()
 
     # -- the wire ----------------------------------------------------------------------------
 
@@ -139,6 +145,7 @@ class Front:
 
     def handle(self, line: str) -> None:
         """One line from the client."""
+        self._last_line = time.monotonic()
         try:
             msg = json.loads(line)
         except ValueError:
@@ -321,8 +328,9 @@ class Front:
 
     def _warm_later(self) -> None:
         """After the handshake, load in the background (once) what the next calls need: the
-        in-agent hook path first (the agent's next hook call, UserPromptSubmit, comes before
-        its first model request), then the tool bodies, so that no call pays their imports."""
+        in-agent hook path at once (the agent's next hook call, UserPromptSubmit, comes before
+        its first model request), the tool bodies once the client pauses (``WARM_QUIET_S``),
+        so the model's first ctxmode tool call pays none of their imports."""
         if self._warm is None:
             self._warm = threading.Thread(target=self._load_ahead, name="ctxmode-warm", daemon=True)
             self._warm.start()
@@ -330,9 +338,14 @@ class Front:
     def _load_ahead(self) -> None:
         from ctxmode.mcp import tools
 
-        try:
-            if self._prepare is not None:
+        if self._prepare is not None:
+            try:
                 self._prepare()
+            except Exception as exc:  # noqa: BLE001 - the first hook call does it instead
+                print(f"ctxmode serve: hook warm-up failed: {exc!r}", file=sys.stderr)
+        while (quiet := time.monotonic() - self._last_line) < WARM_QUIET_S:
+            time.sleep(WARM_QUIET_S - quiet)
+        try:
             tools.load_all()
         except Exception as exc:  # noqa: BLE001 - the first call loads it instead
             print(f"ctxmode serve: warm-up failed: {exc!r}", file=sys.stderr)
