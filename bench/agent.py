@@ -11,7 +11,12 @@ timed is the agent and what runs inside it. Three set-ups, interleaved run by ru
 - ``in-agent``: ``ctxmode install claude-code --hooks in-agent`` (what ``auto`` writes for this
   Claude Code): PreToolUse, PostToolUse, PostToolUseFailure, UserPromptSubmit and Stop as
   ``"type": "mcp_tool"`` handlers calling ``record_hook`` in the running ``ctxmode serve``
-  (``ctxmode.agents.claude``, ``ctxmode.hooks.in_agent``).
+  (``ctxmode.agents.claude``, ``ctxmode.hooks.in_agent``);
+- ``floor``: the ``in-agent`` install with its ``mcp_tool`` handlers pointed at
+  ``bench/floor_server.py``, a server that answers every call at once with nothing: what
+  Claude Code's stream shows per hook call there is Claude Code's own dispatch, so the
+  ``in-agent`` figure minus this one is what ctxmode adds per call (its events come from the
+  command hooks and the SessionEnd backfill; not a set-up to compare wall times with).
 
 Printed, medians of ``--runs`` sessions each (after one uncounted warm-up round): wall time and
 the ratio to ``plain``; spawn -> first model request and the difference to ``plain``; per hook
@@ -47,7 +52,8 @@ import pytest  # noqa: E402
 import test_claude_code as e2e  # noqa: E402
 from mock_anthropic import MockAnthropic  # noqa: E402
 
-SETUPS = ("plain", "command", "in-agent")
+SETUPS = ("plain", "command", "in-agent", "floor")
+FLOOR_SERVER = Path(__file__).resolve().parent / "floor_server.py"
 PROMPTS = (e2e.P1, e2e.P2)
 
 
@@ -71,14 +77,35 @@ class StampedClaude(e2e.Claude):
         self.lines.put(None)
 
 
+def _point_hooks_at_the_floor(proj: Path) -> None:
+    """``mcp_tool`` handlers -> ``bench/floor_server.py``, registered and approved beside
+    ctxmode's own server."""
+    mcp_json = proj / ".mcp.json"
+    doc = json.loads(mcp_json.read_text())
+    doc["mcpServers"]["floor"] = {"command": sys.executable, "args": [str(FLOOR_SERVER)]}
+    mcp_json.write_text(json.dumps(doc, indent=2))
+    settings = proj / ".claude" / "settings.local.json"
+    doc = json.loads(settings.read_text())
+    doc["enabledMcpjsonServers"] = [*doc.get("enabledMcpjsonServers", []), "floor"]
+    for groups in doc["hooks"].values():
+        for group in groups:
+            for handler in group.get("hooks", []):
+                if handler.get("type") == "mcp_tool":
+                    handler["server"] = "floor"
+    settings.write_text(json.dumps(doc, indent=2))
+
+
 def one_session(exe: Path, setup: str, tmp: Path) -> dict[str, Any]:
     proj, home = h.make_project(tmp)
     if setup != "plain":
-        install = ("install", "claude-code", "--scope", "project", "--hooks", setup)
+        kind = "in-agent" if setup == "floor" else setup
+        install = ("install", "claude-code", "--scope", "project", "--hooks", kind)
         for args in (("init",), install):
             proc = h.ctxmode(proj, home, *args)
             if proc.returncode:
                 raise SystemExit(f"ctxmode {' '.join(args)} failed: {proc.stderr.strip()}")
+        if setup == "floor":
+            _point_hooks_at_the_floor(proj)
     with MockAnthropic(e2e.script(proj), tmp / "requests.jsonl") as mock:
         env = h.claude_env(home, mock.url)
         start = time.time()
@@ -97,7 +124,8 @@ def one_session(exe: Path, setup: str, tmp: Path) -> dict[str, Any]:
             started[ev["hook_id"]] = (stamp, ev.get("hook_event", ""))
         elif ev.get("subtype") == "hook_response" and ev.get("hook_id") in started:
             t0, event = started.pop(ev["hook_id"])
-            kind = "mcp_tool" if setup == "in-agent" and event in IN_AGENT_EVENTS else "command"
+            in_agent = setup in ("in-agent", "floor") and event in IN_AGENT_EVENTS
+            kind = "mcp_tool" if in_agent else "command"
             hook_ms.setdefault(kind, []).append((stamp - t0) * 1000)
     events = len(h.events(proj, home)) if setup != "plain" else 0
     errors = h.hooks_log(proj).count("ERROR") if setup != "plain" else 0
@@ -113,7 +141,7 @@ def main() -> int:
     parser.add_argument(
         "--setups",
         default=",".join(SETUPS),
-        help="comma-separated subset of plain,command,in-agent (plain is always run)",
+        help="comma-separated subset of plain,command,in-agent,floor (plain is always run)",
     )
     opts = parser.parse_args()
     unknown = set(opts.setups.split(",")) - set(SETUPS)
