@@ -412,3 +412,10 @@ def _template() -> Any:
     from ctxmode.agents.claude import TEMPLATE
 
     return TEMPLATE
+
+
+def test_a_line_nested_too_deep_to_parse_does_not_end_the_server(project: Path) -> None:
+    lines: list[dict[str, Any] | str] = [_initialize(1, "2025-06-18"), INITIALIZED]
+    lines += ["[" * 100_000, _ask(2, "ping")]
+    served = serve_session(project, lines)
+    assert served[2]["result"] == {}

@@ -148,7 +148,7 @@ class Front:
         self._last_line = time.monotonic()
         try:
             msg = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nesting the parser refuses
             msg = None
         if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0":
             self._forward(line, "a message that is not JSON-RPC 2.0")
