@@ -232,67 +232,76 @@ class Front:
 
     def _run_native(self, msg: dict[str, Any], line: str) -> bool:
         """Run a tool call, resource read or prompt ``native`` can take; else ``False``."""
+        method = msg.get("method")
+        if method == "tools/call":
+            return self._call_tool(msg)
+        if method == "resources/read":
+            return self._read_resource(msg, line)
+        if method == "prompts/get":
+            return self._get_prompt(msg)
+        return False
+
+    def _named(
+        self, msg: dict[str, Any], kind: str, key: str, *keys: str
+    ) -> tuple[Any, dict[str, Any], dict[str, Any]] | None:
+        """(id, params, listed entry) of a request naming by ``key`` an item listed under
+        ``kind``, whose params hold no more than ``key``, ``keys`` and ``_meta``."""
+        request = self._request(msg, key, *keys)
+        if request is None:
+            return None
+        rid, params = request
+        name = params.get(key)
+        entry = self._listed_items()[kind].get(name) if isinstance(name, str) else None
+        return None if entry is None else (rid, params, entry)
+
+    def _call_tool(self, msg: dict[str, Any]) -> bool:
         from ctxmode.mcp import native, tools
 
-        method = msg.get("method")
-        listed = self._listed_items()
-        if method == "tools/call":
-            request = self._request(msg, "name", "arguments")
-            if request is None:
-                return False
-            rid, params = request
-            name = params.get("name")
-            if not isinstance(name, str) or name not in tools.TOOLS:
-                return False
-            tool = listed["tools"].get(name)
-            if tool is None:
-                return False
-            args = native.arguments(tool["inputSchema"], params.get("arguments"))
-            if args is None:
-                return False
-            target, store = tools.TOOLS[name], self._store
+        found = self._named(msg, "tools", "name", "arguments")
+        target = tools.TOOLS.get(found[2]["name"]) if found else None
+        if found is None or target is None:
+            return False
+        rid, params, tool = found
+        args = native.arguments(tool["inputSchema"], params.get("arguments"))
+        if args is None:
+            return False
+        body, name = target, tool["name"]
+        self._spawn(lambda: self._reply(rid, native.call_tool(self._store(), name, body, args)))
+        return True
 
-            def call(name: str = name) -> None:
-                self._reply(rid, native.call_tool(store(), name, target, args))
+    def _read_resource(self, msg: dict[str, Any], line: str) -> bool:
+        from ctxmode.mcp import native, tools
 
-            self._spawn(call)
-            return True
-        if method == "resources/read":
-            request = self._request(msg, "uri")
-            if request is None:
-                return False
-            rid, params = request
-            uri = params.get("uri")
-            resource = listed["resources"].get(uri) if isinstance(uri, str) else None
-            if resource is None or uri not in tools.RESOURCES:
-                return False
-            target = tools.RESOURCES[uri]
+        found = self._named(msg, "resources", "uri")
+        target = tools.RESOURCES.get(found[2]["uri"]) if found else None
+        if found is None or target is None:
+            return False
+        rid, _params, resource = found
+        body = target
 
-            def read() -> None:
-                try:
-                    result = native.read_resource(self._store(), resource, target)
-                except Exception:  # noqa: BLE001 - read-only: the SDK server reads it again
-                    self._forward(line, f"resources/read of {uri} failed")
-                    return
-                self._reply(rid, result)
-
-            self._spawn(read)
-            return True
-        if method == "prompts/get":
-            request = self._request(msg, "name", "arguments")
-            if request is None:
-                return False
-            rid, params = request
-            name = params.get("name")
-            prompt = listed["prompts"].get(name) if isinstance(name, str) else None
-            if prompt is None or name != tools.DECISION_PROMPT:
-                return False
-            result = native.get_prompt(prompt, params.get("arguments"))
-            if result is None:
-                return False
+        def read() -> None:
+            try:
+                result = native.read_resource(self._store(), resource, body)
+            except Exception:  # noqa: BLE001 - read-only: the SDK server reads it again
+                self._forward(line, f"resources/read of {resource['uri']} failed")
+                return
             self._reply(rid, result)
-            return True
-        return False
+
+        self._spawn(read)
+        return True
+
+    def _get_prompt(self, msg: dict[str, Any]) -> bool:
+        from ctxmode.mcp import native, tools
+
+        found = self._named(msg, "prompts", "name", "arguments")
+        if found is None or found[2]["name"] != tools.DECISION_PROMPT:
+            return False
+        rid, params, prompt = found
+        result = native.get_prompt(prompt, params.get("arguments"))
+        if result is None:
+            return False
+        self._reply(rid, result)
+        return True
 
     def _spawn(self, work: Callable[[], None]) -> None:
         """Run a native call in its own thread, so the next line is read meanwhile."""
