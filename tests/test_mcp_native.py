@@ -291,3 +291,18 @@ def test_native_calls_load_neither_the_sdk_nor_pydantic(tmp_path: Path) -> None:
     assert "Use SQLite WAL" in replies[3]["result"]["content"][0]["text"]
     assert result["heavy"] == [], result["heavy"]
     assert SDK_STARTS not in proc.stderr
+
+
+def test_every_listed_tool_has_a_body_taking_its_arguments() -> None:
+    """What ``native`` hands a body (every property of the listed schema, defaults filled in)
+    is what the body's keyword parameters are, for every tool the server lists."""
+    import inspect
+
+    from ctxmode.mcp import listing, tools
+
+    listed = {t["name"]: t for t in listing.load()["results"]["tools/list"]["tools"]}
+    assert set(listed) == set(tools.TOOLS)
+    for name, tool in listed.items():
+        params = inspect.signature(tools.body(tools.TOOLS[name])).parameters
+        keywords = [p for p, spec in params.items() if spec.kind is spec.KEYWORD_ONLY]
+        assert keywords == list(tool["inputSchema"].get("properties", {})), name
