@@ -5,11 +5,11 @@ HOME and project folder), sent the same raw JSON-RPC: ``initialize``, ``notifica
 initialized``, ``tools/list``, one write (``write_context`` / ``ctx_index``) and one query
 (``query_context`` / ``ctx_search``). Printed: medians over ``--runs`` spawns of spawn ->
 initialize reply, of the first tool call (ctxmode answers the handshake and runs well-formed
-tool calls without the SDK: the first call pays the tool bodies' imports, or what is left of
-them after the warm-up that ``tools/list`` starts), of the query round trip and the server's
-CPU time until then, and the ratios ctxmode / context-mode. Target: initialize <= 1.0x. Then
-the in-agent hook path: ``record_hook`` round trips on one running ctxmode server and its CPU
-time per call.
+tool calls without the SDK: the first call pays the tool bodies' imports, since the warm-up
+waits for a pause of the client that this benchmark does not leave), of the query round trip
+and the server's CPU time until then, and the ratios ctxmode / context-mode. Target:
+initialize <= 1.0x. Then the in-agent hook path: ``record_hook`` round trips on one running
+ctxmode server and its CPU time per call.
 
 context-mode (npm ``context-mode``) is installed into ``~/.cache/ctxmode-bench/context-mode``
 on first use. ``python -X importtime`` then shows what the handshake imports

@@ -10,6 +10,6 @@
   errors, and the bridge the front feeds; ``listing`` records ``listing.json`` from it.
 
 May import: the core packages and the ``store`` facade. Never another face. ``tools`` imports
-nothing else of ``mcp``; ``sdk`` imports ``tools``; ``front`` and ``native`` import ``sdk`` only
-inside the functions that start it.
+nothing else of ``mcp``; ``sdk`` imports ``tools``; ``front`` imports ``sdk`` only inside the
+function that starts it, ``native`` never.
 """

@@ -97,8 +97,6 @@ class Front:
         self._listing: dict[str, Any] | None = None
         #: Listed tools, resources and prompts by name (or URI), from ``listing.json``.
         self._listed: dict[str, dict[str, dict[str, Any]]] | None = None
-        #: True until the SDK server starts: until then the front answers lists itself.
-        self._native = True
         self._initialized = False
         self._replay: list[str] = []
         self._sdk: queue.Queue[str | None] | None = None
@@ -155,7 +153,7 @@ class Front:
             return
         if self._record is not None and self._record_call(msg):
             return
-        if self._native and self._answer(msg, line):
+        if self._sdk is None and self._answer(msg, line):  # lists: the SDK's, once it runs
             return
         if self._initialized and self._run_native(msg, line):
             return
@@ -377,7 +375,6 @@ class Front:
 
     def _start_sdk(self) -> None:
         """Start the SDK server and replay the handshake the front answered."""
-        self._native = False
         feed: queue.Queue[str | None] = queue.Queue()
         for line in self._replay:
             feed.put(line)

@@ -40,6 +40,8 @@ class NotNative(Exception):
     """The SDK server must decide: a value it would coerce or reject, or a schema it has."""
 
 
+#: Keywords of a tool's input schema ``arguments`` understands (the rest are ``_value``'s).
+_OBJECT_KEYS = {"type", "properties", "required", "title"}
 #: Schema keywords ``_value`` understands; any other sends the call to the SDK.
 _KNOWN = {
     "type",
@@ -142,17 +144,7 @@ def arguments(schema: dict[str, Any], given: Any) -> dict[str, Any] | None:
 
     if given is None:
         given = {}
-    if (
-        not isinstance(given, dict)
-        or schema.get("type") != "object"
-        or set(schema)
-        - {
-            "type",
-            "properties",
-            "required",
-            "title",
-        }
-    ):
+    if not isinstance(given, dict) or schema.get("type") != "object" or set(schema) - _OBJECT_KEYS:
         return None
     given = scrub_surrogates(given)
     props: dict[str, Any] = schema.get("properties", {})

@@ -75,10 +75,13 @@ def fence(text: str, kind: str) -> str:
 
 
 class StoreRunner:
-    """Owns the server's one ``Store`` and runs core calls on it in a worker thread.
+    """Owns the server's one ``Store`` and runs core calls on it, one at a time.
 
-    The connection allows cross-thread use (``check_same_thread=False``); the lock makes the
-    calls strictly one at a time, which is what a single SQLite connection needs.
+    Tool bodies run in a thread per call (the front's, or the SDK's worker threads); the
+    connection allows cross-thread use (``check_same_thread=False``) and the lock makes the
+    calls strictly one at a time, which is what a single SQLite connection needs. Work that
+    needs no store (a sandboxed process) runs in the body outside ``run_sync``, so other calls
+    go on meanwhile.
     """
 
     def __init__(self, db_path: Path, root: Path | None) -> None:
@@ -121,14 +124,6 @@ class StoreRunner:
                 self._last_call = time.monotonic()
 
     __call__ = run_sync
-
-    def unlocked(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """Run ``fn(*args, **kwargs)`` (no store) without the store lock.
-
-        For slow work that needs no database, e.g. running a sandboxed process, so other tool
-        calls go on meanwhile.
-        """
-        return fn(*args, **kwargs)
 
     @property
     def warming(self) -> bool:

@@ -2,8 +2,8 @@
 ``execute_file``, ``batch_execute`` and ``stats`` (what runs and fetches kept out of the
 context, and what the store holds).
 
-The contract of a body is the one of ``mcp.tools.knowledge``; ``call.unlocked`` runs store-free
-slow work (a sandboxed process) without holding the store, so other tools go on meanwhile.
+The contract of a body is the one of ``mcp.tools.knowledge``; store-free slow work (a sandboxed
+process) runs outside ``call(...)``, without holding the store, so other tools go on meanwhile.
 Command output and fetched text are fenced as data before they are returned.
 """
 
@@ -99,7 +99,7 @@ def execute(
 ) -> ToolOutput:
     # The process runs outside the store lock: a long command must not stall other tools.
     root = call(_project_root)
-    run = call.unlocked(sandbox.run_code, root, language, code, timeout)
+    run = sandbox.run_code(root, language, code, timeout)
     return _exec_output(call(sandbox.finish_run, run, intent))
 
 
