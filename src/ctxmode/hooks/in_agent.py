@@ -47,9 +47,7 @@ def prepare() -> None:
         return
     store = Store.open(db_path, root=root)
     store.limit_lock_wait(runner.HOOK_BUSY_TIMEOUT_MS, runner.HOOK_LOCK_RETRIES)
-    stat = os.stat(db_path)
-    if _STORES.setdefault(db_path, (store, (stat.st_dev, stat.st_ino)))[0] is not store:
-        store.close()  # the first hook call opened it meanwhile
+    runner.keep(_STORES, db_path, store)  # unless the first hook call opened it meanwhile
 
 
 def close_stores() -> None:

@@ -110,6 +110,16 @@ def _replay_spool(store: Store, root: str) -> None:
         log(root, "WARN", f"spooled hook calls not written yet: {type(exc).__name__}: {exc}")
 
 
+def keep(stores: dict[str, tuple[Store, tuple[int, int]]], db_path: str, store: Store) -> None:
+    """Keep ``store`` open in ``stores`` for the next calls, known by the file's device and
+    inode (``_reused``); a store kept for ``db_path`` already stays, and ``store`` is closed."""
+    import os
+
+    stat = os.stat(db_path)
+    if stores.setdefault(db_path, (store, (stat.st_dev, stat.st_ino)))[0] is not store:
+        store.close()
+
+
 def _reused(stores: dict[str, tuple[Store, tuple[int, int]]] | None, db_path: str) -> Store | None:
     """The open store kept for ``db_path``, if the file there is still the one it opened."""
     if not stores or db_path not in stores:
@@ -222,9 +232,7 @@ def _run(
             if os.path.isdir(config.spool_dir_for(store.db_file)):  # one stat when none waits
                 _replay_spool(store, root)
             if stores is not None and not store.conn.in_transaction:
-                if db_path not in stores:
-                    stat = os.stat(db_path)
-                    stores[db_path] = (store, (stat.st_dev, stat.st_ino))
+                keep(stores, db_path, store)
             elif keep_open and not store.conn.in_transaction:
                 _KEPT_OPEN.append(store)  # closed by the process exit, without a checkpoint
             else:
