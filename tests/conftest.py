@@ -25,6 +25,14 @@ CTXMODE = str(VENV_BIN / "ctxmode") if (VENV_BIN / "ctxmode").exists() else shut
 SHARED = REPO.parent / "shared"
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test under ``tests/e2e`` drives a real agent binary: marker ``e2e``."""
+    e2e = REPO / "tests" / "e2e"
+    for item in items:
+        if e2e in Path(item.path).parents:
+            item.add_marker(pytest.mark.e2e)
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     """Async tests (``pytest.mark.anyio``) run on asyncio, as the MCP server does."""

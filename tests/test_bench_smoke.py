@@ -10,6 +10,8 @@ import pytest
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.parametrize(
     ("script", "args", "expect"),

@@ -5,8 +5,8 @@ The model is a local Anthropic Messages server on 127.0.0.1 that plays a script 
 figures, so every number in the report can be traced back to what the server sent. No
 network, no login: ``ANTHROPIC_BASE_URL`` and a dummy key are the user's "own environment".
 
-The Claude Code binary (pinned, as in the agent-protocol tests) is installed from npm into
-``.cache/`` on first use; the tests skip, saying why, when npm or the registry is unavailable.
+The Claude Code binary (pinned, as in the agent-protocol tests) comes from the tests' one
+installer (``tests/_tools.py``); the tests that run it are marked ``e2e``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -27,13 +26,13 @@ from typing import Any
 
 import pytest
 
-from conftest import CTXMODE, REPO
+import _tools
+from conftest import CTXMODE
 from ctxmode.core.errors import InvalidInput
 from ctxmode.evals.agent import AgentRun, parse_stream
 from ctxmode.evals.tasks import parse_tasks
 
 CLAUDE_VERSION = "2.1.332"
-CACHE = REPO / ".cache" / f"claude-code-{CLAUDE_VERSION}"
 CLAUDE_PKG = "@anthropic-ai/claude-code-linux-x64"
 
 
@@ -41,22 +40,11 @@ CLAUDE_PKG = "@anthropic-ai/claude-code-linux-x64"
 
 
 def _claude_bin() -> str:
-    binary = CACHE / "node_modules" / "@anthropic-ai" / "claude-code-linux-x64" / "claude"
-    if binary.exists():
-        return str(binary)
+    """The pinned Claude Code, from the tests' one installer (shared with ``tests/e2e``)."""
     if not sys.platform.startswith("linux") or os.uname().machine != "x86_64":
         pytest.skip(f"the pinned Claude Code binary is for linux-x64, not {sys.platform}")
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.skip("npm is not installed: cannot install Claude Code for the eval tests")
-    done = subprocess.run(
-        [npm, "install", "--prefix", str(CACHE), "--no-audit", "--no-fund",
-         f"{CLAUDE_PKG}@{CLAUDE_VERSION}"],
-        capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
-    if done.returncode or not binary.exists():
-        pytest.skip(f"npm could not install {CLAUDE_PKG}@{CLAUDE_VERSION}: {done.stderr[-300:]}")
-    return str(binary)
+    rel = "node_modules/@anthropic-ai/claude-code-linux-x64/claude"
+    return str(_tools.npm_tool("claude", CLAUDE_PKG, CLAUDE_VERSION, rel))
 
 
 # --- the scripted model server -----------------------------------------------------------------
@@ -297,6 +285,7 @@ def _eval(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedPro
 # --- end to end ----------------------------------------------------------------------------------
 
 
+@pytest.mark.e2e
 @pytest.mark.timeout(900)  # real agent sessions (and a first npm install)
 def test_eval_two_tasks_both_arms_both_orders(tmp_path: Path, model: ScriptedModel) -> None:
     claude = _claude_bin()
@@ -395,6 +384,7 @@ def test_eval_two_tasks_both_arms_both_orders(tmp_path: Path, model: ScriptedMod
     assert report["warnings"] == []
 
 
+@pytest.mark.e2e
 @pytest.mark.timeout(600)  # real agent sessions (and a first npm install)
 def test_user_scope_install_is_reported(tmp_path: Path, model: ScriptedModel) -> None:
     """A user-scope ctxmode cannot be kept out of the without-arm: the report says so, and the
@@ -418,6 +408,7 @@ def test_user_scope_install_is_reported(tmp_path: Path, model: ScriptedModel) ->
     assert "the ctxmode MCP server was loaded" in without["ctxmode_traces"]
 
 
+@pytest.mark.e2e
 @pytest.mark.timeout(600)  # real agent sessions (and a first npm install)
 def test_eval_project_store_uncommitted_changes_human_report(
     tmp_path: Path, model: ScriptedModel
@@ -453,6 +444,7 @@ def test_eval_project_store_uncommitted_changes_human_report(
     assert not any((tmp_path / "tmp").glob("ctxmode-eval-[!r]*")), "scratch copies left behind"
 
 
+@pytest.mark.e2e
 @pytest.mark.timeout(600)  # real agent sessions (and a first npm install)
 def test_eval_interrupted_keeps_what_finished(tmp_path: Path, model: ScriptedModel) -> None:
     claude = _claude_bin()
@@ -484,6 +476,7 @@ def test_eval_interrupted_keeps_what_finished(tmp_path: Path, model: ScriptedMod
 # --- errors before any work ----------------------------------------------------------------------
 
 
+@pytest.mark.e2e
 @pytest.mark.timeout(600)  # real agent sessions (and a first npm install)
 def test_missing_agent_and_not_logged_in_fail_before_any_work(tmp_path: Path) -> None:
     proj = _project(tmp_path)

@@ -108,6 +108,7 @@ async def _mcp_load(db: Path, project: Path, workers: list[subprocess.Popen[byte
     return problems
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 @pytest.mark.timeout(240)
 async def test_eight_hook_processes_and_an_mcp_server_share_one_store(

@@ -18,6 +18,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from _hardening import PY, db_rows, fts_integrity, integrity
 from ctxmode import Store
 
@@ -87,6 +89,7 @@ def _kill_writer(db: Path, project: Path, tag: str, rng: random.Random) -> list[
     return lines
 
 
+@pytest.mark.slow
 def test_sigkilled_writer_loses_nothing_it_committed(tmp_path: Path) -> None:
     rng = random.Random(7)
     project = tmp_path / "proj"

@@ -248,6 +248,7 @@ def _raw_store_bytes(db: Path) -> bytes:
     return db.read_bytes() + before + after
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_planted_secrets_are_found_nowhere(project: Path, page_url: str) -> None:
     (project / "secrets.txt").write_text(BLOB + "\n", encoding="utf-8")

@@ -1,16 +1,12 @@
 """The MCP Inspector CLI as an independent client of ``ctxmode serve``.
 
-The Inspector (npm ``@modelcontextprotocol/inspector``) is installed once per machine into a
-cache folder found from the user database, not ``$HOME`` (the autouse fixture points HOME at a
-temporary folder): ``~/.cache/ctxmode-tests/inspector``, or ``$CTXMODE_TEST_CACHE/inspector``.
-The tests skip, saying why, only when node/npm are missing or the npm registry is unreachable.
+The Inspector (npm ``@modelcontextprotocol/inspector``, pinned) is installed once per machine by
+the tests' one installer (``tests/_tools.py``, the shared cache folder); marker ``npm``.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import pwd
 import shutil
 import subprocess
 from pathlib import Path
@@ -18,55 +14,27 @@ from typing import Any
 
 import pytest
 
+import _tools
 from conftest import CTXMODE
 
+pytestmark = pytest.mark.npm
+
 INSPECTOR_VERSION = "2.12.0"
-INSPECTOR_PACKAGE = f"@modelcontextprotocol/inspector@{INSPECTOR_VERSION}"
+INSPECTOR_PACKAGE = "@modelcontextprotocol/inspector"
 
 
-def cache_root() -> Path:
-    override = os.environ.get("CTXMODE_TEST_CACHE")
-    if override:
-        return Path(override)
-    return Path(pwd.getpwuid(os.getuid()).pw_dir) / ".cache" / "ctxmode-tests"
-
-
-def npm_env(root: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env["npm_config_cache"] = str(root / "npm-cache")
-    env["npm_config_update_notifier"] = "false"
-    env["MCP_INSPECTOR_SECRET_STORE"] = "memory"
-    return env
+def npm_env() -> dict[str, str]:
+    return {**_tools.npm_env(), "MCP_INSPECTOR_SECRET_STORE": "memory"}
 
 
 @pytest.fixture(scope="session")
 def inspector() -> Path:
     """Path of the ``mcp-inspector`` launcher, installing it on first use."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if not node or not npm:
-        pytest.skip("node and npm are needed for the MCP Inspector; install Node.js >= 20")
-    root = cache_root()
-    folder = root / "inspector"
-    launcher = folder / "node_modules" / ".bin" / "mcp-inspector"
-    installed = folder / "node_modules" / "@modelcontextprotocol" / "inspector" / "package.json"
-    if installed.exists() and json.loads(installed.read_text())["version"] == INSPECTOR_VERSION:
-        return launcher
-    folder.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run(
-        [npm, "install", "--prefix", str(folder), "--no-audit", "--no-fund", INSPECTOR_PACKAGE],
-        capture_output=True,
-        text=True,
-        env=npm_env(root),
-        timeout=600,
+    if not shutil.which("node"):
+        _tools.unavailable("node is needed for the MCP Inspector; install Node.js >= 20")
+    return _tools.npm_tool(
+        "inspector", INSPECTOR_PACKAGE, INSPECTOR_VERSION, "node_modules/.bin/mcp-inspector"
     )
-    if proc.returncode != 0:
-        ping = subprocess.run(
-            [npm, "ping"], capture_output=True, text=True, env=npm_env(root), timeout=60
-        )
-        if ping.returncode != 0:
-            pytest.skip(f"npm registry unreachable, cannot install {INSPECTOR_PACKAGE}")
-        pytest.fail(f"npm install {INSPECTOR_PACKAGE} failed:\n{proc.stderr[-3000:]}")
-    return launcher
 
 
 def run_inspector(inspector: Path, config: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -74,7 +42,7 @@ def run_inspector(inspector: Path, config: Path, *args: str) -> subprocess.Compl
         [str(inspector), "--cli", "--config", str(config), "--server", "ctxmode", *args],
         capture_output=True,
         text=True,
-        env=npm_env(cache_root()),
+        env=npm_env(),
         timeout=120,
     )
 

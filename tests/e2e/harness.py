@@ -1,28 +1,25 @@
 """Shared parts of the real-agent tests: the pinned CLIs (installed from npm into a cache), the
 scratch project every session works on, and reading what reached ctxmode's store.
 
-The cache is ``$CTXMODE_E2E_CACHE`` or ``~/.cache/ctxmode-e2e`` (one folder per package and
-version; an install that failed leaves nothing behind). Without npm, or when the registry
-cannot be reached, the tests skip saying why; ``CTXMODE_E2E_REQUIRED=1`` (set by ``.ci/run``)
-makes that a failure instead. ``CTXMODE_E2E_CAPTURE=DIR`` keeps every hook payload in DIR.
+The CLIs are installed by the tests' one installer (``tests/_tools.py``: one cache folder,
+``$CTXMODE_E2E_CACHE`` or ``~/.cache/ctxmode-e2e``; without npm the tests skip saying why, and
+``CTXMODE_E2E_REQUIRED=1``, set by ``.ci/run``, makes that a failure).
+``CTXMODE_E2E_CAPTURE=DIR`` keeps every hook payload in DIR.
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
+from _tools import npm_tool
 
 HERE = Path(__file__).resolve().parent
-CACHE = Path(os.environ.get("CTXMODE_E2E_CACHE") or Path.home() / ".cache" / "ctxmode-e2e")
 PYTHON = sys.executable
 CTXMODE = str(Path(PYTHON).parent / "ctxmode")
 CAPTURE = os.environ.get("CTXMODE_E2E_CAPTURE")
@@ -117,42 +114,10 @@ COMMIT = "git add -A && git commit -m 'Shorten access TTL to 2h'"
 EMPTY_COMMIT = "git commit -m 'nothing here'"
 
 
-def _unavailable(reason: str) -> None:
-    if os.environ.get("CTXMODE_E2E_REQUIRED") == "1":
-        pytest.fail(reason)
-    pytest.skip(reason)
-
-
 def cli(name: str) -> Path:
-    """The pinned CLI's executable, installed into the cache on first use."""
+    """The pinned CLI's executable, installed into the shared test cache on first use."""
     package, version, rel = CLIS[name]
-    folder = CACHE / f"{name}-{version}"
-    exe = folder / rel
-    if exe.exists():
-        return exe
-    npm = shutil.which("npm")
-    if npm is None:
-        _unavailable(f"npm not found: cannot install {package}@{version}")
-    CACHE.mkdir(parents=True, exist_ok=True)
-    with (CACHE / ".lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if exe.exists():
-            return exe
-        partial = folder.with_name(folder.name + ".partial")
-        shutil.rmtree(partial, ignore_errors=True)
-        partial.mkdir()
-        proc = subprocess.run(
-            [str(npm), "install", "--prefix", str(partial), "--no-audit", "--no-fund",
-             "--loglevel=error", *(["--ignore-scripts"] if name in NO_SCRIPTS else []),
-             f"{package}@{version}"],
-            capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-        if proc.returncode or not (partial / rel).exists():
-            shutil.rmtree(partial, ignore_errors=True)
-            tail = " ".join((proc.stderr or proc.stdout).split())[-400:]
-            _unavailable(f"npm install {package}@{version} failed (rc {proc.returncode}): {tail}")
-        partial.rename(folder)
-    return exe
+    return npm_tool(name, package, version, rel, scripts=name not in NO_SCRIPTS)
 
 
 # --- the scratch project --------------------------------------------------------------------
