@@ -8,26 +8,31 @@ that the hook path, which opens a ``Store`` on every tool call, pays only for wh
 
 from __future__ import annotations
 
-from ctxmode.core import config
 from ctxmode.core.db import Database
+from ctxmode.sessions.vocab import CATEGORIES as EVENT_CATEGORIES
+from ctxmode.sessions.vocab import SNAPSHOT_MIN_BUDGET
 
 TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     from typing import Any
 
     from ctxmode.core.models import (
         CleanupReport,
         Context,
         ContextDetail,
+        Event,
         QueryResult,
+        Session,
+        SessionSnapshot,
         Task,
         WriteResult,
     )
     from ctxmode.exchange.team_items import ItemState, ShareResult, SyncReport, TeamStatus
+    from ctxmode.exchange.transfer import ImportReport
     from ctxmode.search.engine import Item, SearchResult
 
-__all__ = ["Store"]
+__all__ = ["EVENT_CATEGORIES", "SNAPSHOT_MIN_BUDGET", "Store"]
 
 
 class Store(Database):
@@ -164,6 +169,12 @@ class Store(Database):
 
         return knowledge.list_tasks(self, status)
 
+    def task_depths(self, tasks: Sequence[Task] | None = None) -> dict[int, int]:
+        """Depth of each task in the tree (roots are 0); every task when ``tasks`` is None."""
+        from ctxmode.knowledge import contexts as knowledge
+
+        return knowledge.task_depths(self, self.list_tasks() if tasks is None else tasks)
+
     def link_files(self, context_id: int, paths: Sequence[str], relation: str = "related") -> None:
         """Link a context to project files (paths are stored project-relative)."""
         from ctxmode.knowledge import contexts as knowledge
@@ -256,12 +267,105 @@ class Store(Database):
 
         return knowledge.end_session(self, session_id, now=now)
 
+    # -- sessions (what the hooks captured) ---------------------------------------------------
+
+    def session_snapshot(
+        self,
+        session_id: str | None = None,
+        *,
+        prefer: str = "built",
+        budget: int | None = None,
+    ) -> SessionSnapshot:
+        """A session's resume snapshot (default: the most recent session), by one policy.
+
+        ``prefer="built"``: what would be injected now, built from the events; the last stored
+        one when the events are gone. ``prefer="stored"``: what was injected last (the stored
+        one), else built. ``budget`` (bytes) applies to a built snapshot.
+        """
+        from ctxmode.core.errors import InvalidInput
+        from ctxmode.core.models import SessionSnapshot
+        from ctxmode.sessions import snapshot
+
+        if prefer not in ("built", "stored"):
+            raise InvalidInput(f"prefer must be 'built' or 'stored', not {prefer!r}")
+        stored = None
+        if prefer == "stored":
+            stored = snapshot.latest_stored(self, session_id)
+        if stored is None:
+            built = snapshot.build_snapshot(self, session_id, budget)
+            if built.event_count or prefer == "stored":
+                return SessionSnapshot(built.xml, built.bytes, built.session_id, built.event_count)
+            stored = snapshot.latest_stored(self, session_id)
+            if stored is None:
+                return SessionSnapshot(built.xml, built.bytes, built.session_id, 0)
+        return SessionSnapshot(
+            stored.snapshot,
+            stored.bytes,
+            stored.session_id,
+            0,
+            stored=True,
+            consumed=stored.consumed,
+            created_at=stored.created_at,
+        )
+
+    def events(
+        self,
+        session_id: str | None = None,
+        category: str | Sequence[str] | None = None,
+        limit: int = 50,
+    ) -> list[Event]:
+        """Captured events, newest first; ``session_id`` None = every session; ``category``
+        one category or several (an unknown one is an ``InvalidInput`` naming the known)."""
+        from ctxmode.sessions import records
+
+        if category is None or isinstance(category, str):
+            return records.list_events(self, session_id, category, limit)
+        found: list[Event] = []
+        for cat in dict.fromkeys(category):
+            found.extend(records.list_events(self, session_id, cat, limit))
+        return sorted(found, key=lambda e: e.id, reverse=True)[:limit]
+
+    def sessions(self, limit: int = 50) -> list[Session]:
+        """Agent sessions, most recently active first."""
+        from ctxmode.sessions import records
+
+        return records.list_sessions(self, limit)
+
+    def latest_session_id(self) -> str | None:
+        """The most recently active session, if any."""
+        from ctxmode.sessions import records
+
+        return records.latest_session_id(self)
+
+    # -- export and import ---------------------------------------------------------------------
+
+    def export_lines(self) -> Iterator[str]:
+        """The store as JSON Lines (stable ids), for ``import_lines`` elsewhere."""
+        from ctxmode.exchange import transfer
+
+        return transfer.export_lines(self)
+
+    def import_lines(self, lines: Iterable[str]) -> ImportReport:
+        """Read an export back without loss, skipping what is already here (content hash)."""
+        from ctxmode.exchange import transfer
+
+        return transfer.import_lines(self, lines)
+
     # -- search ------------------------------------------------------------------------------
 
-    def search(self, query: str, **filters: Any) -> SearchResult:
-        """Full-text search over contexts, events and indexed documents (see ``search.search``)."""
+    def search(self, query: str, *, refresh: bool = True, **filters: Any) -> SearchResult:
+        """Full-text search over contexts, events and indexed documents (``search.engine``).
+
+        ``refresh``: first re-read indexed files edited or deleted since the last refresh (at
+        most once per ``search.indexing.REFRESH_EVERY_S`` on this store; one ``stat`` per file
+        when nothing changed), so files are searched as they are now. Every face searches
+        this way."""
         from ctxmode.search import engine as search
 
+        if refresh:
+            from ctxmode.search.indexing import refresh_due
+
+            refresh_due(self)
         return search.search(self, query, **filters)
 
     def get_items(self, ids: Sequence[str], budget_chars: int = 20000) -> list[Item]:
@@ -280,21 +384,10 @@ class Store(Database):
 
         ``prefer`` maps stable ids in conflict to the side to keep (``ours``/``theirs``).
         """
-        if not force and not prefer:
-            row = self.conn.execute(
-                "SELECT fingerprint, edits, synced_edits FROM team_state WHERE id = 1"
-            ).fetchone()
-            fresh = config.folder_fingerprint(config.shared_dir_for(self.root_dir))
-            if row is not None and row[1] == row[2]:
-                if row[0] == fresh and not fresh.startswith("racy:"):
-                    return None
-                if (
-                    fresh == "absent"
-                    and not self.conn.execute("SELECT 1 FROM shared_items LIMIT 1").fetchone()
-                ):
-                    with self.transaction() as conn:
-                        conn.execute("UPDATE team_state SET fingerprint = 'absent' WHERE id = 1")
-                    return None
+        from ctxmode.exchange import team_state
+
+        if not force and not prefer and team_state.unchanged(self):
+            return None
         from ctxmode.exchange import team
 
         return team.sync(self, prefer)
@@ -327,11 +420,9 @@ class Store(Database):
 
     def shared_file(self, context_id: int) -> str | None:
         """The project-relative path of a context's shared file, or None when not shared."""
-        row = self.conn.execute(
-            "SELECT file_name FROM shared_items WHERE context_id = ? AND removed_at IS NULL",
-            (context_id,),
-        ).fetchone()
-        return None if row is None else f"{config.CONTEXT_DIR}/{config.SHARED_DIR}/{row[0]}"
+        from ctxmode.exchange import team_state
+
+        return team_state.shared_file(self, context_id)
 
     def team_status(self) -> TeamStatus:
         """Every shared item with its state (in sync, changed locally or in the repo ...)."""

@@ -349,11 +349,9 @@ def task_status(ctx: click.Context, task_id: int, status: str, as_json: bool) ->
 @handle_errors
 def task_list(ctx: click.Context, status: str | None, as_json: bool) -> None:
     """Tasks as a tree."""
-    from ctxmode.knowledge.contexts import task_depths
-
     with state(ctx).store() as store:
         tasks = store.list_tasks(status)
-        depths = task_depths(store, store.list_tasks())
+        depths = store.task_depths()
 
     def human() -> None:
         if not tasks:
@@ -401,10 +399,8 @@ def gc_cmd(ctx: click.Context, dry_run: bool, now_text: str | None, as_json: boo
 @handle_errors
 def export_cmd(ctx: click.Context, as_json: bool) -> None:
     """Write every task and context as JSON Lines to stdout (stable ids)."""
-    from ctxmode.exchange.transfer import export_lines
-
     with state(ctx).store() as store:
-        for line in export_lines(store):
+        for line in store.export_lines():
             click.echo(line)
 
 
@@ -415,14 +411,12 @@ def export_cmd(ctx: click.Context, as_json: bool) -> None:
 @handle_errors
 def import_cmd(ctx: click.Context, source: Any, as_json: bool) -> None:
     """Import an export file (- for stdin); duplicates are skipped by content hash."""
-    from ctxmode.exchange.transfer import import_lines
-
     try:
         lines = source.readlines()
     except UnicodeDecodeError as exc:
         raise InvalidInput(f"{source.name} is not UTF-8 text; pass a ctxmode export") from exc
     with state(ctx).store() as store, working(f"Importing {len(lines)} lines", quiet=as_json):
-        report = import_lines(store, lines)
+        report = store.import_lines(lines)
     emit(
         as_json,
         report.to_dict(),

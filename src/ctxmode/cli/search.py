@@ -13,8 +13,6 @@ from ctxmode.cli._common import (
     parse_time,
     state,
 )
-from ctxmode.search.engine import get_items, search
-from ctxmode.search.indexing import refresh_due
 
 
 @click.command("search")
@@ -55,9 +53,7 @@ def search_cmd(
     """
     start, end = parse_time(since, "--since"), parse_time(until, "--until", end_of_day=True)
     with state(ctx).store() as store:
-        refresh_due(store)  # edited or deleted indexed files: one stat each when unchanged
-        result = search(
-            store,
+        result = store.search(
             query,
             limit=limit,
             source=source,
@@ -103,7 +99,7 @@ def search_cmd(
 def get_cmd(ctx: click.Context, ids: tuple[str, ...], budget: int, as_json: bool) -> None:
     """Print the full text of search hits by id (ctx:12, evt:34, doc:56)."""
     with state(ctx).store() as store:
-        items = get_items(store, list(ids), budget_chars=budget)
+        items = store.get_items(list(ids), budget_chars=budget)
 
     def human() -> None:
         for item in items:

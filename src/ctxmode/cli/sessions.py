@@ -5,15 +5,14 @@ from __future__ import annotations
 import click
 
 from ctxmode.cli._common import emit, format_time, handle_errors, json_option, state
-from ctxmode.sessions import records as sessions_core
-from ctxmode.sessions import snapshot as snapshot_core
+from ctxmode.store import EVENT_CATEGORIES, SNAPSHOT_MIN_BUDGET
 
 
 @click.command("snapshot")
 @click.option("--session", "session_id", help="Session id (default: the most recent session).")
 @click.option(
     "--budget",
-    type=click.IntRange(min=snapshot_core.MIN_BUDGET),
+    type=click.IntRange(min=SNAPSHOT_MIN_BUDGET),
     help="Size limit in UTF-8 bytes (default: snapshot_bytes setting, 2048).",
 )
 @json_option
@@ -24,7 +23,7 @@ def snapshot_cmd(
 ) -> None:
     """Print the <session_knowledge> resume snapshot built from a session's events."""
     with state(ctx).store() as store:
-        snap = snapshot_core.build_snapshot(store, session_id, budget)
+        snap = store.session_snapshot(session_id, budget=budget)
     emit(as_json, snap.to_dict(), lambda: click.echo(snap.xml))
 
 
@@ -32,7 +31,7 @@ def snapshot_cmd(
 @click.option("--session", "session_id", help="Only this session (default: all sessions).")
 @click.option(
     "--category",
-    type=click.Choice(list(sessions_core.CATEGORIES)),
+    type=click.Choice(list(EVENT_CATEGORIES)),
     help="Only this category.",
 )
 @click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
@@ -44,7 +43,7 @@ def events_cmd(
 ) -> None:
     """List captured session events, newest first."""
     with state(ctx).store() as store:
-        found = sessions_core.list_events(store, session_id, category, limit)
+        found = store.events(session_id, category, limit)
 
     def human() -> None:
         if not found:
@@ -66,7 +65,7 @@ def events_cmd(
 def sessions_cmd(ctx: click.Context, limit: int, as_json: bool) -> None:
     """List agent sessions seen by the hooks, most recently active first."""
     with state(ctx).store() as store:
-        found = sessions_core.list_sessions(store, limit)
+        found = store.sessions(limit)
 
     def human() -> None:
         if not found:

@@ -43,6 +43,9 @@ LOCKED_BACKOFF_S = 0.05
 
 #: Largest context body accepted, in characters.
 MAX_CONTENT_CHARS = 100_000
+#: The most hits one search returns; the least characters a search may budget.
+SEARCH_MAX_LIMIT = 100
+SEARCH_MIN_BUDGET = 200
 
 #: SQLite's INTEGER range: a number outside it cannot be stored, nor even bound to a query
 #: (``OverflowError``), so ids, times and limits are checked or clamped against it.

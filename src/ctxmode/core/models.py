@@ -348,3 +348,29 @@ class Session:
             "compact_count": self.compact_count,
             "ended_at": self.ended_at,
         }
+
+
+@dataclass(frozen=True)
+class SessionSnapshot:
+    """A session's resume snapshot as ``Store.session_snapshot`` chose it: built from the
+    events (``stored`` False, ``event_count`` of them) or the one stored at the last
+    compaction (``stored`` True, with whether it was injected and when it was made)."""
+
+    xml: str
+    bytes: int
+    session_id: str | None
+    event_count: int
+    stored: bool = False
+    consumed: bool = False
+    created_at: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "bytes": self.bytes,
+            "event_count": self.event_count,
+            "xml": self.xml,
+            "stored": self.stored,
+            "consumed": self.consumed,
+            "created_at": self.created_at,
+        }

@@ -63,8 +63,8 @@ __all__ = ["Hit", "Item", "SearchResult", "get_items", "search", "warm"]
 
 #: The best hit must cover this share of the query's IDF weight for a confident match.
 CONFIDENT_COVERAGE = 0.4
-MAX_LIMIT = 100
-MIN_BUDGET = 200
+MAX_LIMIT = config.SEARCH_MAX_LIMIT
+MIN_BUDGET = config.SEARCH_MIN_BUDGET
 #: Fixed cost charged per hit against the budget (ids, field names, punctuation).
 HIT_OVERHEAD = 90
 #: Places named per hit where the same text occurs again (``Hit.also``).

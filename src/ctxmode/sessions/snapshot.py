@@ -20,6 +20,7 @@ import time
 
 from ctxmode.core._lean import LazyRegex
 from ctxmode.sessions.events import CATEGORIES
+from ctxmode.sessions.vocab import SNAPSHOT_MIN_BUDGET
 
 TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time (see _lean)
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ __all__ = [
 ]
 
 #: Smallest budget accepted: room for the wrapper and a shortened last request.
-MIN_BUDGET = 256
+MIN_BUDGET = SNAPSHOT_MIN_BUDGET
 
 #: Category -> (section tag, item tag, how many of the newest candidates to consider).
 SECTIONS: dict[str, tuple[str, str, int]] = {

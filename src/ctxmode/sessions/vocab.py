@@ -13,6 +13,9 @@ else:
     from ctxmode.core._lean import NamedTuple
 
 
+#: Smallest snapshot budget accepted (bytes): room for the wrapper and a shortened last request.
+SNAPSHOT_MIN_BUDGET = 256
+
 #: Category -> priority (1 = most important). Order = snapshot order within a tier.
 CATEGORIES: dict[str, int] = {
     "file": 1,

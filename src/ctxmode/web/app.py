@@ -39,8 +39,7 @@ from ctxmode.core import config
 from ctxmode.core.errors import CtxmodeError, InvalidInput, NotFound
 from ctxmode.core.models import CONTEXT_TYPES, RELATIONS, SCOPES, TASK_STATUSES, Context
 from ctxmode.knowledge import browse
-from ctxmode.knowledge.contexts import task_depths
-from ctxmode.store import Store
+from ctxmode.store import EVENT_CATEGORIES, Store
 from ctxmode.web import forms
 from ctxmode.web.charts import bar_chart
 from ctxmode.web.security import CSRF_FIELD, Forbidden, GuardMiddleware, Scope, check_token
@@ -140,15 +139,13 @@ class Viewer:
 
     async def overview(self, request: Request) -> Response:
         def work(store: Store) -> dict[str, Any]:
-            from ctxmode.sessions import records as sessions
-            from ctxmode.sessions import snapshot
-
             st = stats.collect(store)
+            last = store.session_snapshot(prefer="stored")
             return {
                 "stats": st,
                 "chart": bar_chart(st.events_per_day),
-                "recent_sessions": sessions.list_sessions(store, limit=5),
-                "last_snapshot": snapshot.latest_stored(store),
+                "recent_sessions": store.sessions(limit=5),
+                "last_snapshot": last if last.stored else None,
                 "budget": store.settings.snapshot_bytes,
             }
 
@@ -336,7 +333,7 @@ class Viewer:
             tasks = store.list_tasks()
             return {
                 "tasks": tasks,
-                "depths": task_depths(store, tasks),
+                "depths": store.task_depths(tasks),
                 "contexts": {
                     t.id: store.list_contexts(task_id=t.id, include_superseded=False, limit=20)
                     for t in tasks
@@ -367,44 +364,22 @@ class Viewer:
         limit = min(max(1, forms.opt_int(q.get("limit"), "limit") or 200), 2000)
 
         def work(store: Store) -> dict[str, Any]:
-            from ctxmode.sessions import records as sessions
-            from ctxmode.sessions import snapshot
-
-            listed = sessions.list_sessions(store, limit=50)
+            listed = store.sessions(limit=50)
             session_id = wanted or (listed[0].session_id if listed else None)
-            for cat in chosen:
-                if cat not in sessions.CATEGORIES:
-                    raise InvalidInput(
-                        f"unknown category {cat[:40]!r}; use one of: "
-                        + ", ".join(sessions.CATEGORIES)
-                    )
             events: list[Any] = []
             snap: SnapshotView | None = None
             if session_id:
-                if chosen:
-                    for cat in chosen:
-                        events.extend(
-                            sessions.list_events(
-                                store, session_id=session_id, category=cat, limit=limit
-                            )
-                        )
-                    events.sort(key=lambda e: e.id, reverse=True)
-                    events = events[:limit]
-                else:
-                    events = sessions.list_events(store, session_id=session_id, limit=limit)
-                stored = snapshot.latest_stored(store, session_id=session_id)
-                if stored is not None:
-                    snap = SnapshotView(
-                        stored.snapshot, stored.bytes, True, stored.consumed, stored.created_at
-                    )
-                else:
-                    built = snapshot.build_snapshot(store, session_id=session_id)
-                    snap = SnapshotView(built.xml, built.bytes, False, False, None)
+                # The stored snapshot is what was (or will be) injected; else a preview.
+                events = store.events(session_id, chosen or None, limit=limit)
+                s = store.session_snapshot(session_id, prefer="stored")
+                snap = SnapshotView(s.xml, s.bytes, s.stored, s.consumed, s.created_at)
+            elif chosen:
+                store.events("", chosen, limit=1)  # an unknown category is still an error
             return {
                 "sessions": listed,
                 "session_id": session_id,
                 "events": events,
-                "categories": sessions.CATEGORIES,
+                "categories": EVENT_CATEGORIES,
                 "chosen": chosen,
                 "snap": snap,
                 "budget": store.settings.snapshot_bytes,
@@ -416,14 +391,7 @@ class Viewer:
         query = request.query_params.get("q", "").strip()
 
         def work(store: Store) -> dict[str, Any]:
-            from ctxmode.search import engine as search
-            from ctxmode.search.indexing import refresh_due
-
-            if query:
-                refresh_due(store)  # indexed files edited since are searched as they are now
-            result = (
-                search.search(store, query, limit=50, budget_chars=SEARCH_BUDGET) if query else None
-            )
+            result = store.search(query, limit=50, budget_chars=SEARCH_BUDGET) if query else None
             return {"query": query, "result": result}
 
         return self.render(request, "search.html", await self.run(work))
@@ -460,10 +428,12 @@ class Viewer:
 
 def _context_search(store: Store, query: str) -> list[int]:
     """Context ids matching ``query`` in the full-text index, best first."""
-    from ctxmode.search import engine as search
-
-    result = search.search(
-        store, query, limit=search.MAX_LIMIT, source="knowledge", budget_chars=SEARCH_BUDGET
+    result = store.search(
+        query,
+        refresh=False,
+        limit=config.SEARCH_MAX_LIMIT,
+        source="knowledge",
+        budget_chars=SEARCH_BUDGET,
     )
     ids: list[int] = []
     for hit in result.hits:

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxmode.core.config import search_warmup_enabled
+from ctxmode.core.config import SEARCH_MIN_BUDGET, search_warmup_enabled
 from ctxmode.core.errors import InvalidInput
 from ctxmode.mcp.tools.common import StoreRunner, ToolOutput, date, fence
-from ctxmode.search.engine import MIN_BUDGET, Item, SearchResult, get_items
-from ctxmode.search.engine import search as search_store
-from ctxmode.search.indexing import refresh_due
 from ctxmode.store import Store
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ctxmode.search.engine import Item, SearchResult
 
 #: Queries accepted in one ``search`` call, and the characters all their hits share.
 MAX_QUERIES = 10
@@ -36,10 +37,12 @@ def search_many(store: Store, queries: list[str], **filters: Any) -> list[Search
         raise InvalidInput('give at least one query, e.g. {"queries": ["retry policy"]}')
     if len(queries) > MAX_QUERIES:
         raise InvalidInput(f"at most {MAX_QUERIES} queries per call; split the list")
-    budget = max(MIN_BUDGET, int(filters.pop("budget_chars", SEARCH_BUDGET)) // len(queries))
-    # Indexed files edited or deleted since: re-chunked first (one stat per file otherwise).
-    refresh_due(store)
-    return [search_store(store, q, budget_chars=budget, **filters) for q in queries]
+    budget = max(SEARCH_MIN_BUDGET, int(filters.pop("budget_chars", SEARCH_BUDGET)) // len(queries))
+    # Indexed files edited or deleted since: re-read once, before the first query.
+    return [
+        store.search(q, refresh=i == 0, budget_chars=budget, **filters)
+        for i, q in enumerate(queries)
+    ]
 
 
 def _echo(query: str | None) -> str | None:
@@ -156,4 +159,4 @@ def search(
 
 
 def get(call: StoreRunner, *, ids: list[str], budget_chars: int) -> ToolOutput:
-    return _render_items(call(get_items, ids, budget_chars=budget_chars))
+    return _render_items(call(Store.get_items, ids, budget_chars=budget_chars))

@@ -17,24 +17,13 @@ EVENT_LINE_CHARS = 300
 
 def _snapshot(store: Store, session_id: str | None) -> Any:
     """The current snapshot, built from the events; the last stored one if they are gone."""
-    from ctxmode.sessions import snapshot
-
-    built = snapshot.build_snapshot(store, session_id=session_id)
-    if built.event_count:
-        return built
-    stored = snapshot.latest_stored(store, session_id)
-    if stored is None:
-        return built
-    return snapshot.Snapshot(stored.snapshot, stored.bytes, stored.session_id, 0)
+    return store.session_snapshot(session_id, prefer="built")
 
 
 def _events(store: Store, category: str | None, limit: int) -> tuple[str | None, list[Any]]:
-    from ctxmode.sessions import records as sessions
-
-    latest = sessions.latest_session_id(store)
+    latest = store.latest_session_id()
     # Listing with session "" when there is none still validates the category.
-    events = sessions.list_events(store, session_id=latest or "", category=category, limit=limit)
-    return latest, list(events)
+    return latest, store.events(latest or "", category, limit)
 
 
 def _event_line(event: Any) -> str:
