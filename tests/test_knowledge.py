@@ -47,8 +47,9 @@ def test_unknown_type_lists_the_valid_ones_and_writes_nothing(store: Store) -> N
 
 
 def test_missing_task_writes_nothing(store: Store) -> None:
-    with pytest.raises(NotFound, match="task add"):
+    with pytest.raises(NotFound, match="no task with id 42") as err:
         store.write_context("decision", "x", task_id=42, file_paths=["a.py"])
+    assert err.value.hint == "list_tasks"
     assert store.conn.execute("SELECT COUNT(*) FROM contexts").fetchone()[0] == 0
     assert store.conn.execute("SELECT COUNT(*) FROM files").fetchone()[0] == 0
 

@@ -161,7 +161,10 @@ async def test_write_context_redacts_secrets(client: Any, db_path: Path) -> None
         ({"type": "decision", "content": "   "}, "content must be a non-empty string"),
         ({"type": "decision", "content": "x" * 100_001}, "split it into several contexts"),
         ({"type": "decision", "content": "x", "supersedes": 424242}, "no context with id"),
-        ({"type": "decision", "content": "x", "scope": "task"}, "needs a task id (task_id)"),
+        (
+            {"type": "decision", "content": "x", "scope": "task"},
+            "needs a task id, or scope 'global'; pass task_id",
+        ),
         ({"type": "decision", "content": "x", "file_paths": ["/etc/passwd"]}, "outside"),
     ],
 )

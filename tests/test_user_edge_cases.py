@@ -171,8 +171,9 @@ def test_json_usage_errors_still_print_one_json_document(project: Path) -> None:
 def test_searching_an_unknown_source_says_so(store: Store) -> None:
     index_content(store, "# Notes\n\nqueue depth alarm", "notes", fmt="markdown")
     assert search(store, "queue", source="notes").hits
-    with pytest.raises(NotFound, match="ctxmode sources"):
+    with pytest.raises(NotFound, match="no searchable item has source 'note'") as err:
         search(store, "queue", source="note")
+    assert err.value.hint == "list_sources"
 
 
 @pytest.mark.anyio

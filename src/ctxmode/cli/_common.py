@@ -79,10 +79,21 @@ def emit(as_json: bool, data: Any, human: Callable[[], None] | None = None) -> N
         human()
 
 
+#: What to do next (``core.errors.HINTS``), in the command line's words.
+CLI_HINTS = {
+    "list_contexts": "list ids with `ctxmode query`",
+    "list_tasks": "create it with `ctxmode task add` or list them with `ctxmode task list`",
+    "task_id": "pass it with --task",
+    "list_sources": "list indexed sources with `ctxmode sources`",
+    "choose_store": "cd into your project, or pass --db PATH",
+}
+
+
 def fail_with(exc: CtxmodeError, as_json: bool) -> None:
+    message = exc.render(CLI_HINTS)
     if as_json:
-        click.echo(json.dumps({"error": str(exc), "kind": type(exc).__name__}))
-    raise click.ClickException(str(exc))
+        click.echo(json.dumps({"error": message, "kind": type(exc).__name__, "hint": exc.hint}))
+    raise click.ClickException(message)
 
 
 def handle_errors(func: F) -> F:

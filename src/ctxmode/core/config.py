@@ -81,8 +81,7 @@ def find_root(start: str | os.PathLike[str] | None = None) -> str:
             from ctxmode.core.errors import InvalidInput
 
             raise InvalidInput(
-                "the current directory no longer exists (deleted or moved); cd into your "
-                "project, or pass --db PATH"
+                "the current directory no longer exists (deleted or moved)", hint="choose_store"
             ) from None
     here = os.path.realpath(start)
     candidate = here

@@ -13,13 +13,45 @@ exits 1, the MCP server returns an ``isError`` tool result, hooks log and exit 0
         ├── CorruptDatabase       not a database at all, or failing integrity checks
         ├── SchemaTooNew          written by a newer ctxmode
         └── StoreUnavailable      cannot be created/opened/written (permissions, disk full, locked)
+
+An error may carry a ``hint``: what to do next, as a key of ``HINTS`` rather than words, because
+the words differ by face (a CLI command and flag, an MCP tool and argument). Each face renders
+it in its own words (``render``); ``str(exc)`` uses the neutral ones below.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+#: Hint key -> what to do, in words that name no face.
+HINTS: dict[str, str] = {
+    "list_contexts": "list the contexts to see their ids",
+    "list_tasks": "create the task first, or list the tasks to see their ids",
+    "task_id": "give the task's id",
+    "list_sources": "list the indexed sources to see their labels",
+    "choose_store": "run from inside your project, or name the store file",
+}
+
 
 class CtxmodeError(Exception):
-    """Base class: the message is meant for the user and says how to fix the problem."""
+    """Base class: the message is meant for the user and says how to fix the problem;
+    ``hint`` (a ``HINTS`` key) adds what to do next, in each face's words."""
+
+    def __init__(self, *args: object, hint: str | None = None) -> None:
+        super().__init__(*args)
+        if hint is not None and hint not in HINTS:
+            raise ValueError(f"unknown error hint {hint!r}")
+        self.hint = hint
+
+    def render(self, hints: Mapping[str, str] = HINTS) -> str:
+        """The message, then the hint in the words of ``hints`` (a face's own table)."""
+        message = super().__str__()
+        if self.hint is None:
+            return message
+        return f"{message}; {hints.get(self.hint) or HINTS[self.hint]}"
+
+    def __str__(self) -> str:
+        return self.render()
 
 
 class InvalidInput(CtxmodeError):

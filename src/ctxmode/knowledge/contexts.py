@@ -217,7 +217,7 @@ def write_context(
         file_paths = (file_paths,)
     paths = [normalize_path(store, p) for p in file_paths]
     if scope == "task" and task_id is None:
-        raise InvalidInput("scope 'task' needs a task id (--task); or use scope 'global'")
+        raise InvalidInput("scope 'task' needs a task id, or scope 'global'", hint="task_id")
     if scope == "session" and not session_id:
         raise InvalidInput("scope 'session' needs a session id; or use scope 'global'")
     who = owner or store.default_owner
@@ -346,7 +346,7 @@ def _require_context(conn: sqlite3.Connection, context_id: int) -> None:
         not config.SQLITE_INT_MIN <= context_id <= config.SQLITE_INT_MAX
         or not conn.execute("SELECT 1 FROM contexts WHERE id = ?", (context_id,)).fetchone()
     ):
-        raise NotFound(f"no context with id {context_id}; list ids with `ctxmode query`")
+        raise NotFound(f"no context with id {context_id}", hint="list_contexts")
 
 
 def _require_task(conn: sqlite3.Connection, task_id: int) -> None:
@@ -356,10 +356,7 @@ def _require_task(conn: sqlite3.Connection, task_id: int) -> None:
         not config.SQLITE_INT_MIN <= task_id <= config.SQLITE_INT_MAX
         or not conn.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone()
     ):
-        raise NotFound(
-            f"no task with id {task_id}; create it with `ctxmode task add` or list them "
-            "with `ctxmode task list`"
-        )
+        raise NotFound(f"no task with id {task_id}", hint="list_tasks")
 
 
 def get_context(store: Database, context_id: int) -> Context:

@@ -179,7 +179,7 @@ def call_tool(runner: StoreRunner, name: str, target: str, args: dict[str, Any])
     try:
         out = tools.body(target)(runner, **args)
     except CtxmodeError as exc:
-        message = f"Error executing tool {name}: {for_agent(str(exc))}"
+        message = f"Error executing tool {name}: {for_agent(exc)}"
         return {"content": [_text(message)], "isError": True}
     except Exception:  # noqa: BLE001 - a crash: its text stays here, as the SDK does
         print(f"ctxmode serve: tool {name!r} raised", file=sys.stderr)

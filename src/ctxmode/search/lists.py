@@ -99,9 +99,9 @@ def source_span(
         ).fetchone()
         if lo is None:
             raise NotFound(
-                f"no searchable item has source {sr.clip(source, 80)!r} (labels match exactly); "
-                "list indexed sources with `ctxmode sources`; contexts are 'knowledge', session "
-                "events 'events'"
+                f"no searchable item has source {sr.clip(source, 80)!r} (labels match exactly; "
+                "contexts are 'knowledge', session events 'events')",
+                hint="list_sources",
             )
         (in_band,) = conn.execute(
             "SELECT count(*) FROM search_items WHERE id BETWEEN ? AND ?", (lo, hi)

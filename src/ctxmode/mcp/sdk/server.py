@@ -78,7 +78,7 @@ def declarer(server: MCPServer[Any], call: StoreRunner) -> Callable[..., Registe
                 try:
                     out = await anyio.to_thread.run_sync(lambda: body(call, **arguments))
                 except CtxmodeError as exc:
-                    raise ToolError(for_agent(str(exc))) from exc
+                    raise ToolError(for_agent(exc)) from exc
                 return CallToolResult(
                     content=[TextContent(type="text", text=out.text)],
                     structured_content=out.data,

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ctxmode.core.db import translate_sqlite_error
+from ctxmode.core.errors import CtxmodeError
 from ctxmode.core.redact import redact
 from ctxmode.store import Store
 
@@ -189,19 +190,16 @@ class StoreRunner:
                 self._store = None
 
 
-#: Core messages name CLI commands and flags; an agent on MCP needs the tool or argument.
-_CLI_TO_TOOL: tuple[tuple[str, str], ...] = (
-    ("`ctxmode task add`", "create_task"),
-    ("`ctxmode task list`", "list_tasks"),
-    ("`ctxmode query`", "query_context"),
-    ("(--task)", "(task_id)"),
-    ("pass --db", "start the server with --db"),
-    ("list indexed sources with `ctxmode sources`", "search without a source: each hit names its"),
-)
+#: What to do next (``core.errors.HINTS``), in the words of an agent calling tools.
+TOOL_HINTS = {
+    "list_contexts": "list ids with query_context",
+    "list_tasks": "create it with create_task or list them with list_tasks",
+    "task_id": "pass task_id",
+    "list_sources": "search without a source: each hit names its source",
+    "choose_store": "start the server in your project, or with --db PATH",
+}
 
 
-def for_agent(message: str) -> str:
-    """Rephrase a core error message for an agent calling tools."""
-    for cli_words, tool_words in _CLI_TO_TOOL:
-        message = message.replace(cli_words, tool_words)
-    return message
+def for_agent(exc: BaseException) -> str:
+    """A core error's message for an agent calling tools (its hint in tool words)."""
+    return exc.render(TOOL_HINTS) if isinstance(exc, CtxmodeError) else str(exc)
