@@ -10,8 +10,8 @@ cosine. Variants, all on the product's ``Store.search`` ranking:
 - ``dense``: cosine alone;
 - ``rrf after rerank``: RRF of the final lexical ranking (top 50) and the dense one (top 50);
 - ``arm before rerank``: the dense top 200 joins the product's RRF of the FTS lists (``RRF_K``)
-  with weight ``w`` before the rerank (what shipping it as one more arm would do; done by
-  wrapping ``search._fuse``, so it follows whatever that function does today);
+  with weight ``w`` before the rerank (what shipping it as one more arm would do; through the
+  search's own seam for it, ``extra_lists``);
 - ``score mix``: rerank score / best score + ``a`` x cosine over the lexical top 50 and the dense
   top 10.
 
@@ -100,7 +100,6 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     import numpy as np
 
-    import ctxmode.search.engine as search_mod
     from _minilm import Encoder
 
     conversations = json.loads(source.read_text(encoding="utf-8"))
@@ -169,39 +168,26 @@ def main(argv: list[str] | None = None) -> int:
 
         # Each question: lexical hits with scores, dense ranking, and the arm-before-rerank runs.
         arm_weights = (0.5, 1.0, 2.0)
-        dense_now: dict[str, Any] = {"ids": [], "w": 0.0}
-        original_fuse = search_mod._fuse
-
-        def fuse_with_dense(*a: Any, **kw: Any) -> dict[int, float]:
-            fused: dict[int, float] = original_fuse(*a, **kw)
-            for rank, c in enumerate(dense_now["ids"], start=1):
-                i = item_of[c]
-                fused[i] = fused.get(i, 0.0) + dense_now["w"] / (search_mod.RRF_K + rank)
-            return fused
-
         lex: list[list[int]] = []
         lex_score: list[dict[int, float]] = []
         dense: list[list[int]] = []
         cosine: list[dict[int, float]] = []
         armed: dict[float, list[list[int]]] = {w: [] for w in arm_weights}
-        search_mod._fuse = fuse_with_dense  # type: ignore[assignment]
-        try:
-            for (_, label, q, _), qv in zip(questions, qvecs, strict=True):
-                ids = per_conv[label]
-                sims = vecs[[row_of[c] for c in ids]] @ qv
-                order = [ids[i] for i in np.argsort(-sims)]
-                dense.append(order[:200])
-                cosine.append({c: float(s) for c, s in zip(ids, sims, strict=True)})
-                for w in arm_weights:
-                    dense_now.update(ids=order[:200], w=w)
-                    res = store.search(q, limit=10, source=label, budget_chars=100_000)
-                    armed[w].append([int(h.id.split(":")[1]) for h in res.hits])
-                dense_now.update(ids=[], w=0.0)
-                res = store.search(q, limit=DEPTH, source=label, budget_chars=1_000_000)
-                lex.append([int(h.id.split(":")[1]) for h in res.hits])
-                lex_score.append({int(h.id.split(":")[1]): h.score for h in res.hits})
-        finally:
-            search_mod._fuse = original_fuse  # type: ignore[assignment]
+        for (_, label, q, _), qv in zip(questions, qvecs, strict=True):
+            ids = per_conv[label]
+            sims = vecs[[row_of[c] for c in ids]] @ qv
+            order = [ids[i] for i in np.argsort(-sims)]
+            dense.append(order[:200])
+            cosine.append({c: float(s) for c, s in zip(ids, sims, strict=True)})
+            arm = [item_of[c] for c in order[:200]]
+            for w in arm_weights:
+                res = store.search(
+                    q, limit=10, source=label, budget_chars=100_000, extra_lists=[(arm, w)]
+                )
+                armed[w].append([int(h.id.split(":")[1]) for h in res.hits])
+            res = store.search(q, limit=DEPTH, source=label, budget_chars=1_000_000)
+            lex.append([int(h.id.split(":")[1]) for h in res.hits])
+            lex_score.append({int(h.id.split(":")[1]): h.score for h in res.hits})
 
     def rrf(k: int, wd: float) -> Ranker:
         def rank(n: int) -> list[int]:

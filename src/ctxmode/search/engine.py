@@ -48,8 +48,8 @@ from ctxmode.search import cache as sc
 from ctxmode.search import query as sq
 from ctxmode.search import rank as sr
 from ctxmode.search.forms import forms_of
-from ctxmode.search.lists import fuse as _fuse  # a module global: bench/locomo_dense wraps it
-from ctxmode.search.lists import source_span, trigram_skip
+from ctxmode.search.lists import fuse as _fuse
+from ctxmode.search.lists import RRF_K, source_span, trigram_skip
 from ctxmode.search.results import Hit as Hit
 from ctxmode.search.results import Item as Item
 from ctxmode.search.results import SearchResult as SearchResult
@@ -92,12 +92,17 @@ def search(
     since: int | None = None,
     until: int | None = None,
     budget_chars: int = 4000,
+    extra_lists: Sequence[tuple[Sequence[int], float]] = (),
 ) -> SearchResult:
     """Search every indexed item; any text is a valid query (it is sanitised, never parsed).
 
     Filters combine with AND: ``source`` label, item ``type`` (context type, event category or
     chunk kind), ``session_id``, ``task_id`` and ``file_path`` (contexts linked to them), and
     ``since``/``until`` (Unix seconds, inclusive) on the creation time.
+
+    ``extra_lists``: more ranked lists of ``search_items`` row ids (best first), each with its
+    weight, fused by reciprocal rank with the full-text lists before the rerank: the seam an
+    experimental arm (``bench/locomo_dense.py``'s embeddings) plugs into.
     """
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
         raise InvalidInput(f"limit must be an integer from 1 to {MAX_LIMIT}, got {limit!r}")
@@ -117,6 +122,9 @@ def search(
     others = (type, session_id, task_id, file_path, since, until)
     lists_cache = cache if alone and all(f is None for f in others) else None
     fused = _fuse(conn, parsed, where, params, span, trigram_skip(parsed, df), lists_cache)
+    for ids, weight in extra_lists:
+        for rank, item in enumerate(ids, start=1):
+            fused[item] = fused.get(item, 0.0) + weight / (RRF_K + rank)
 
     def near(ids: list[int]) -> dict[int, list[tuple[int, int]]]:
         return _adjacent_chunks(conn, ids, where, params, cache.neighbours_for(where, params))
