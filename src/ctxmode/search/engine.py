@@ -48,8 +48,8 @@ from ctxmode.search import cache as sc
 from ctxmode.search import query as sq
 from ctxmode.search import rank as sr
 from ctxmode.search.forms import forms_of
-from ctxmode.search.lists import fuse as _fuse
 from ctxmode.search.lists import RRF_K, source_span, trigram_skip
+from ctxmode.search.lists import fuse as _fuse
 from ctxmode.search.results import Hit as Hit
 from ctxmode.search.results import Item as Item
 from ctxmode.search.results import SearchResult as SearchResult
