@@ -150,6 +150,7 @@ def fuzz_project() -> Any:
         yield project
 
 
+@pytest.mark.slow
 @settings(
     max_examples=400,
     deadline=None,
@@ -180,6 +181,7 @@ def test_store_is_consistent_after_the_in_process_fuzz(fuzz_project: Path) -> No
         assert not errors, errors[:5]
 
 
+@pytest.mark.slow
 @settings(
     max_examples=40,
     deadline=None,

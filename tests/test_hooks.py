@@ -409,6 +409,7 @@ def test_the_spool_is_bounded_and_skips_unreadable_files(project: Path) -> None:
     assert len(list(spool.iterdir())) == MAX_FILES - 50
 
 
+@pytest.mark.slow
 def test_every_fixture_obeys_the_output_contract(project: Path) -> None:
     for agent in ("claude-code", "gemini-cli", "codex", "cursor", "vscode", "opencode"):
         for name in fixture_names(agent):
