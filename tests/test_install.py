@@ -47,6 +47,10 @@ FILES: dict[str, dict[str, tuple[str, str]]] = {
         "project": (".opencode/plugins/ctxmode.js", "opencode.json"),
         "user": (".config/opencode/plugins/ctxmode.js", ".config/opencode/opencode.json"),
     },
+    "qwen-code": {
+        "project": (".qwen/settings.json", ".qwen/settings.json"),
+        "user": (".qwen/settings.json", ".qwen/settings.json"),
+    },
 }
 
 #: The agent's own event names that must carry a ctxmode hook.
@@ -98,11 +102,21 @@ EVENTS = {
         "SessionStart",
         "Stop",
     },
+    "qwen-code": {
+        "PostToolUse",
+        "PostToolUseFailure",
+        "UserPromptSubmit",
+        "PreCompact",
+        "SessionStart",
+        "Stop",
+        "SessionEnd",
+    },
 }
-NESTED = {"claude-code", "gemini-cli", "codex"}
+NESTED = {"claude-code", "gemini-cli", "codex", "qwen-code"}
 SERVERS_KEY = {
     "claude-code": "mcpServers",
     "gemini-cli": "mcpServers",
+    "qwen-code": "mcpServers",
     "cursor": "mcpServers",
     "vscode": "servers",
     "opencode": "mcp",
@@ -740,3 +754,20 @@ def test_reinstall_narrows_an_older_claude_pre_tool_use_hook_and_keeps_the_users
     inst.install("claude-code", project_root=project, home=home)
     after = json.loads(path.read_text(encoding="utf-8"))
     assert after["hooks"]["PreToolUse"] == [group, users]
+
+
+def test_qwen_code_reports_what_stops_its_hooks(project: Path, home: Path) -> None:
+    inst.install("qwen-code", project_root=project, home=home)
+    assert inst.status("qwen-code", project_root=project, home=home).problems == ()
+    settings = home / ".qwen" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps({"security": {"folderTrust": {"enabled": True}}}))
+    (problem,) = inst.status("qwen-code", project_root=project, home=home).problems
+    assert "does not trust" in problem and "/permissions" in problem
+    (home / ".qwen" / "trustedFolders.json").write_text(
+        json.dumps({os.path.realpath(project): "TRUST_FOLDER"})
+    )
+    assert inst.status("qwen-code", project_root=project, home=home).problems == ()
+    settings.write_text(json.dumps({"disableAllHooks": True}))
+    (problem,) = inst.status("qwen-code", project_root=project, home=home).problems
+    assert "disableAllHooks" in problem

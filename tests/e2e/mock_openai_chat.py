@@ -1,11 +1,13 @@
 """Scripted OpenAI Chat Completions API (``POST /v1/chat/completions`` SSE) for OpenCode's
-``@ai-sdk/openai-compatible`` provider.
+``@ai-sdk/openai-compatible`` provider, Qwen Code (``--auth-type openai``) and Kimi Code.
 
 ``load(phase, steps)`` replaces the script; every main request pops one step ``{"text"?,
 "calls"?: [...], "usage"?: {...}}``. A call is ``{"name", "args"}`` or ``{"match", "args"}``
 (resolved against the request's tools by substring, for MCP tools whose prefix OpenCode
-chooses). OpenCode's side requests consume no step: the session title (``title``) and the
-compaction summary (``compaction``). Kinds logged: main, title, compaction, get.
+chooses). Side requests, told by a mark in the system prompt or the last user message
+(``SIDES``), consume no step: OpenCode's session title (``title``) and compaction summary
+(``compaction``), Qwen Code's compression (``compaction``) and memory extraction (``memory``).
+Kinds logged: main, title, compaction, memory, get.
 """
 
 from __future__ import annotations
@@ -20,6 +22,13 @@ from mockbase import Reply, ScriptedServer
 TITLE_MARK = "You are a title generator"
 COMPACT_MARK = "You are a context summarization agent"
 SUMMARY = "<summary>ACCESS_TTL set to 7200; the refresh rotation test still fails.</summary>"
+QWEN_COMPACT_MARK = "summarizes a conversation when its context window is about to overflow"
+QWEN_SUMMARY = (
+    "<analysis>The user fixes refresh tokens.</analysis>\n<state_snapshot>\n<overall_goal>Fix "
+    "refresh token rotation</overall_goal>\n<key_knowledge>ACCESS_TTL is 7200</key_knowledge>\n"
+    "</state_snapshot>"
+)
+QWEN_MEMORY_MARK = "managed memory extraction subagent"
 
 
 def usage(prompt: int = 1000, completion: int = 50) -> dict[str, int]:
@@ -72,6 +81,17 @@ def tool_names(body: dict[str, Any]) -> list[str]:
     ]
 
 
+#: (mark in the system prompt or the last user message, kind logged, the step answered).
+#: Qwen Code sums its compressed history's size from the usage of the compression request:
+#: it must report most of the old prompt as input, or Qwen finds the compression inflated.
+SIDES: list[tuple[str, str, dict[str, Any]]] = [
+    (TITLE_MARK, "title", {"text": "Refresh token work"}),
+    (COMPACT_MARK, "compaction", {"text": SUMMARY}),
+    (QWEN_COMPACT_MARK, "compaction", {"text": QWEN_SUMMARY, "usage": usage(100_000, 80)}),
+    (QWEN_MEMORY_MARK, "memory", {"text": "Nothing to remember."}),
+]
+
+
 class MockChat(ScriptedServer):
     def __init__(self, log_path: Path | None = None) -> None:
         super().__init__(log_path)
@@ -91,12 +111,12 @@ class MockChat(ScriptedServer):
         if method == "GET":
             self.log("get", path, body)
             return Reply.json({"object": "list", "data": [{"id": "m", "object": "model"}]})
-        system = system_text(body)
+        users = user_texts(body)
+        marked = system_text(body) + "\n" + (users[-1] if users else "")
         with self.lock:
-            if TITLE_MARK in system:
-                step, kind = {"text": "Refresh token work"}, "title"
-            elif COMPACT_MARK in system:
-                step, kind = {"text": SUMMARY}, "compaction"
+            side = next(((k, s) for mark, k, s in SIDES if mark in marked), None)
+            if side is not None:
+                kind, step = side
             else:
                 step = self.script.pop(0) if self.script else {"text": "Done."}
                 kind = "main"

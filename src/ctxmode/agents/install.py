@@ -12,6 +12,7 @@ Files written, relative to the project root (scope ``project``) or the home fold
                  (user: .copilot/hooks/ctxmode.json)        (user: VS Code's User/mcp.json)
     opencode     .opencode/plugins/ctxmode.js               opencode.json "mcp"
                  (user: .config/opencode/plugins/...)       (user: .config/opencode/opencode.json)
+    qwen-code    .qwen/settings.json (hooks and mcpServers in one file)
 
 Invariants:
 - Every hook runs ``<python> -m ctxmode hook <event> --agent <agent>`` (or, for Claude Code's
@@ -548,6 +549,10 @@ def _agent_notes(agent: str, root: Path, home: Path, problems: list[str]) -> Non
             if _our_hooks(doc, True)[0]:
                 project = root if scope == "project" else None
                 problems += trust.problems(hooks_path, doc, codex_config, project)
+    if agent == "qwen-code":
+        from ctxmode.agents import qwen
+
+        problems += qwen.problems(root, home)
     if agent == "claude-code":
         problems += claude.problems(root, home)
     if agent == "vscode":

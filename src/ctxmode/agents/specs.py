@@ -18,9 +18,23 @@ from typing import Any
 from ctxmode.agents import claude
 from ctxmode.core.errors import InvalidInput
 
-AGENTS: tuple[str, ...] = ("claude-code", "gemini-cli", "codex", "cursor", "vscode", "opencode")
+AGENTS: tuple[str, ...] = (
+    "claude-code",
+    "gemini-cli",
+    "codex",
+    "cursor",
+    "vscode",
+    "opencode",
+    "qwen-code",
+)
 SCOPES: tuple[str, ...] = ("project", "user")
-_ALIASES = {"claude": "claude-code", "gemini": "gemini-cli", "copilot": "vscode"}
+_ALIASES = {
+    "claude": "claude-code",
+    "gemini": "gemini-cli",
+    "copilot": "vscode",
+    "qwen": "qwen-code",
+    "kimi": "kimi-code",
+}
 SERVER_NAME = "ctxmode"
 
 #: Hook timeouts in seconds. Hooks fail open and are fast; the cap only stops a hung process.
@@ -76,6 +90,18 @@ EVENTS: dict[str, tuple[tuple[str, str], ...]] = {
         ("stop", "stop"),
         ("sessionEnd", "session-end"),
     ),
+    # Qwen Code copies Claude Code's events and payloads (tool ids are its own); SessionEnd
+    # does not fire in ``qwen -p``, PreCompact and SessionStart ``compact`` do. No PreToolUse:
+    # Qwen 0.24 drops its additionalContext, and PostToolUse carries ``duration_ms``.
+    "qwen-code": (
+        ("PostToolUse", "post-tool-use"),
+        ("PostToolUseFailure", "post-tool-use-failure"),
+        ("UserPromptSubmit", "user-prompt-submit"),
+        ("PreCompact", "pre-compact"),
+        ("SessionStart", "session-start"),
+        ("Stop", "stop"),
+        ("SessionEnd", "session-end"),
+    ),
     "vscode": (
         ("PreToolUse", "pre-tool-use"),
         ("PostToolUse", "post-tool-use"),
@@ -90,12 +116,14 @@ EVENTS: dict[str, tuple[tuple[str, str], ...]] = {
 MATCHERS: dict[tuple[str, str], str] = {
     ("claude-code", "PreToolUse"): "Edit|Write|MultiEdit|NotebookEdit",
 }
-#: Claude, Gemini and Codex nest handlers in matcher groups; Cursor and VS Code list them flat.
-NESTED = {"claude-code", "gemini-cli", "codex"}
+#: Claude, Gemini, Codex and Qwen nest handlers in matcher groups; Cursor and VS Code list them
+#: flat.
+NESTED = {"claude-code", "gemini-cli", "codex", "qwen-code"}
 #: Where each agent keeps its MCP servers inside its JSON file.
 SERVERS_KEY = {
     "claude-code": "mcpServers",
     "gemini-cli": "mcpServers",
+    "qwen-code": "mcpServers",
     "cursor": "mcpServers",
     "vscode": "servers",
     "opencode": "mcp",
@@ -117,7 +145,7 @@ class Layout:
 
 
 def normalize_agent(agent: str) -> str:
-    """The canonical agent name for ``agent`` (aliases: claude, gemini, copilot)."""
+    """The canonical agent name for ``agent`` (aliases: claude, gemini, copilot, qwen, kimi)."""
     name = _ALIASES.get(agent.strip().lower(), agent.strip().lower())
     if name not in AGENTS:
         raise InvalidInput(f"unknown agent {agent!r}; choose one of: {', '.join(AGENTS)}")
@@ -160,6 +188,9 @@ def agent_layout(agent: str, scope: str, root: Path, home: Path) -> Layout:
         return Layout(base / ".claude" / "settings.json", base / ".claude.json")
     if agent == "gemini-cli":
         path = base / ".gemini" / "settings.json"
+        return Layout(path, path)
+    if agent == "qwen-code":
+        path = base / ".qwen" / "settings.json"
         return Layout(path, path)
     if agent == "codex":
         return Layout(base / ".codex" / "hooks.json", base / ".codex" / "config.toml")
@@ -230,6 +261,13 @@ def handler(agent: str, python: str, event: str, in_agent: bool = False) -> dict
             "command": command,
             "name": f"ctxmode-{event}",
             "timeout": timeout * 1000,
+        }
+    if agent == "qwen-code":  # seconds (values of 1000 or more are read as milliseconds)
+        return {
+            "type": "command",
+            "command": command,
+            "name": f"ctxmode-{event}",
+            "timeout": timeout,
         }
     if agent == "cursor":  # timeout units are undocumented for Cursor: keep its default
         return {"command": command}

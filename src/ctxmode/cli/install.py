@@ -82,9 +82,9 @@ def install_agent(
 ) -> None:
     """Register ctxmode's hooks and MCP server with AGENT.
 
-    AGENT is one of: claude-code, gemini-cli, codex, cursor, vscode, opencode. Existing hooks
-    and servers are kept; running it again changes nothing. The hooks and the server run this
-    Python interpreter by its absolute path.
+    AGENT is one of: claude-code, gemini-cli, codex, cursor, vscode, opencode, qwen-code.
+    Existing hooks and servers are kept; running it again changes nothing. The hooks and the
+    server run this Python interpreter by its absolute path.
     """
     root = config.find_project_root()
     result = core.install(

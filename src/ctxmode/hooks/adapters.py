@@ -16,7 +16,15 @@ TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time (se
 if TYPE_CHECKING:
     from typing import Any
 
-AGENTS: tuple[str, ...] = ("claude-code", "gemini-cli", "codex", "cursor", "vscode", "opencode")
+AGENTS: tuple[str, ...] = (
+    "claude-code",
+    "gemini-cli",
+    "codex",
+    "cursor",
+    "vscode",
+    "opencode",
+    "qwen-code",
+)
 
 #: Event names of every agent (lowercased, without ``-``/``_``/``.``) -> hook kind.
 _EVENT_KINDS: dict[str, str] = {
@@ -177,9 +185,11 @@ def _gemini_mcp_name(name: str, payload: dict[str, Any]) -> str:
 
 #: Wrappers and fences of text ctxmode (or the agent, around ctxmode's text) injected: never
 #: the user's words. Gemini puts SessionStart context in front of the next prompt as
-#: ``<hook_context>...</hook_context>`` (with ``<``/``>`` escaped inside).
+#: ``<hook_context>...</hook_context>`` (with ``<``/``>`` escaped inside), Qwen Code a
+#: prompt hook's context as ``<qwen:user-prompt-submit-context>...``.
 _INJECTED_BLOCKS: tuple[tuple[str, str], ...] = (
     ("<hook_context>", "</hook_context>"),
+    ("<qwen:user-prompt-submit-context>", "</qwen:user-prompt-submit-context>"),
     ("<ctxmode_data", "</ctxmode_data>"),
     ("&lt;ctxmode_data", "&lt;/ctxmode_data&gt;"),
     ("[ctxmode_data", "[/ctxmode_data]"),
@@ -319,7 +329,7 @@ def _base(agent: str, kind: str, payload: dict[str, Any], **extra: Any) -> Norma
 
 def _prompt(payload: dict[str, Any]) -> str | None:
     prompt = _s(payload.get("prompt"))
-    if prompt and ("ctxmode" in prompt or "<hook_context>" in prompt):
+    if prompt and ("ctxmode" in prompt or "<hook_context>" in prompt or "<qwen:" in prompt):
         prompt = strip_injected(prompt) or None
     return prompt
 
@@ -357,6 +367,16 @@ def _gemini(kind: str, raw_name: str, payload: dict[str, Any]) -> NormalizedHook
             output = display if isinstance(display, str) and display else text
             extra.update(kind="post_tool_use_failure", error=f"Exit code {code}\n{output}")
     return _base("gemini-cli", extra.pop("kind", kind), payload, **extra)
+
+
+def _qwen(kind: str, raw_name: str, payload: dict[str, Any]) -> NormalizedHookEvent:
+    # UserPromptSubmit also fires before each tool-result continuation (``prompt`` empty or the
+    # model-bound text); ``submitted_prompt`` is what the user typed, when Qwen knows it.
+    extra: dict[str, Any] = {}
+    if kind == "user_prompt":
+        typed = _s(payload.get("submitted_prompt"))
+        extra["prompt"] = _prompt({"prompt": typed}) if typed else _prompt(payload)
+    return _base("qwen-code", kind, payload, **extra)
 
 
 def _vscode(kind: str, raw_name: str, payload: dict[str, Any]) -> NormalizedHookEvent:
@@ -447,4 +467,5 @@ _ADAPTERS = {
     "vscode": _vscode,
     "cursor": _cursor,
     "opencode": _opencode,
+    "qwen-code": _qwen,
 }

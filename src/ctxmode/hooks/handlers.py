@@ -39,7 +39,11 @@ _IN_CONTEXT = "snapshot_in_context"
 #: then, to look for a real compression (a ``$set`` of messages with ``<state_snapshot>``).
 _PRECOMPRESS = "gemini_precompress"
 #: Agents that escape ``<``/``>`` in injected context: they get the snapshot as plain text.
-_PLAIN_TEXT = frozenset({"gemini-cli"})
+_PLAIN_TEXT = frozenset({"gemini-cli", "qwen-code"})
+#: Agents that keep SessionStart context in the running process's system prompt only (each
+#: SessionStart replaces the last one's, and a resumed session starts without it): every
+#: resume gets the snapshot again.
+_CONTEXT_PER_PROCESS = frozenset({"qwen-code"})
 #: Most of a Gemini transcript read when looking for a compression (bytes).
 _TRANSCRIPT_READ_CAP = 4 * 1024 * 1024
 
@@ -256,7 +260,8 @@ def _session_start(
     source = ev.source or "startup"
     if source == "clear":
         return None
-    if source in ("compact", "resume") and _in_context(store, ev):
+    per_process = source == "resume" and ev.agent in _CONTEXT_PER_PROCESS
+    if source in ("compact", "resume") and not per_process and _in_context(store, ev):
         return None  # the copy injected since the last compaction is still in the context
     if source == "compact":
         # No unconsumed one: the pre-compact hook did not run (or the store was locked then).
@@ -439,10 +444,11 @@ def edited_paths(ev: NormalizedHookEvent) -> list[str]:
 
 
 #: Agents whose pre-tool hook cannot add context (Gemini CLI reads ``additionalContext`` from
-#: AfterTool only, ``coreToolHookTriggers.js``; OpenCode's ``tool.execute.before`` can change
-#: only the arguments, its ``tool.execute.after`` the output, to which ctxmode's plugin appends
-#: it): the knowledge follows the first read or edit.
-_KNOWLEDGE_AFTER_TOOL = frozenset({"gemini-cli", "opencode"})
+#: AfterTool only, ``coreToolHookTriggers.js``; Qwen Code 0.24 reads PreToolUse's only for a
+#: tracing flag; OpenCode's ``tool.execute.before`` can change only the arguments, its
+#: ``tool.execute.after`` the output, to which ctxmode's plugin appends it): the knowledge
+#: follows the first read or edit.
+_KNOWLEDGE_AFTER_TOOL = frozenset({"gemini-cli", "opencode", "qwen-code"})
 
 
 def _knowledge_text(store: Store, ev: NormalizedHookEvent) -> str | None:

@@ -24,7 +24,7 @@ HOOK_BUSY_TIMEOUT_MS = 500
 #: Write-lock attempts in a hook: at most ~1.7 s stalled on a locked store, then fail open.
 HOOK_LOCK_RETRIES = 3
 
-USAGE = "usage: ctxmode hook EVENT [--agent claude-code|gemini-cli|codex|cursor|vscode|opencode]"
+USAGE = "usage: ctxmode hook EVENT [--agent AGENT] (AGENT: see `ctxmode agents`)"
 
 
 def parse_args(argv: list[str]) -> tuple[str | None, str]:
