@@ -284,3 +284,29 @@ def test_integers_past_sqlite_range_get_clear_answers(
     assert "Traceback" not in proc.stderr
     assert proc.returncode == code, proc.stderr
     assert says in proc.stderr
+
+
+def _last_column(table: str) -> str:
+    """The text of a rich table's last column, its wrapped lines joined, spaces dropped."""
+    cells = [line.split("│")[-2] for line in table.splitlines() if line.startswith("│")]
+    return "".join("".join(cells).split())
+
+
+@pytest.mark.parametrize("columns", ["80", "60"])
+def test_tables_show_whole_text_at_narrow_widths(project: Path, columns: str) -> None:
+    texts = [
+        "令牌只在服务端签发，签名密钥不得写入代码仓库。",
+        "JWT 过期时间从 24 小时调整为 2 小时",
+        "本地测试通过但 CI 失败：通常是数据库版本不一致，用 docker compose 启动数据库。",
+        "Public API in click/__init__.py must stay backwards compatible across every minor "
+        "release; deprecate first, remove in the next major (see docs/upgrading.md#versioning).",
+    ]
+    for text in texts:
+        cli_json(project, "add", "constraint", text)
+    cli_json(project, "task", "add", "认证重构：令牌轮换、注销黑名单与服务端签名密钥的统一管理")
+    env = {"COLUMNS": columns}
+    shown = _last_column(run_cli("query", cwd=project, env=env).stdout)
+    for text in texts:
+        assert "".join(text.split()) in shown
+    listed = _last_column(run_cli("task", "list", cwd=project, env=env).stdout)
+    assert "认证重构：令牌轮换、注销黑名单与服务端签名密钥的统一管理" in listed

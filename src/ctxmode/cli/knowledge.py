@@ -36,11 +36,23 @@ from ctxmode.core.schema import SCHEMA_VERSION
 
 
 def print_table(columns: tuple[str, ...], rows: Iterable[tuple[str, ...]]) -> None:
-    """Draw a table on stdout with rich (imported here: ``--json`` output never needs it)."""
-    from rich.console import Console
-    from rich.table import Table
+    """Draw a table on stdout with rich (imported here: ``--json`` output never needs it).
 
-    table = Table(*columns, show_lines=False)
+    Every cell shows its whole text: rich's default overflow ends a line that does not fit
+    in ``…`` and drops the rest, and a run of CJK text has no space to wrap at, so it was cut
+    mid-sentence. ``fold`` wraps at spaces where there are some and breaks between
+    characters where there are none. The last column (the text) gets the spare width.
+    """
+    from rich.console import Console
+    from rich.table import Column, Table
+
+    table = Table(
+        *(
+            Column(name, overflow="fold", ratio=1 if i == len(columns) - 1 else None)
+            for i, name in enumerate(columns)
+        ),
+        show_lines=False,
+    )
     for row in rows:
         table.add_row(*row)
     Console().print(table)
@@ -225,9 +237,16 @@ def query_cmd(
         rows = []
         for item in result.items:
             c = item.context
-            text = printable(c.content if len(c.content) <= 100 else c.content[:99] + "…")
             flag = " [stale]" if c.stale else ""
-            rows.append((str(c.id), c.type, format_time(c.updated_at), item.via, text + flag))
+            rows.append(
+                (
+                    str(c.id),
+                    c.type,
+                    format_time(c.updated_at),
+                    item.via,
+                    printable(c.content) + flag,
+                )
+            )
         print_table(("id", "type", "updated", "via", "content"), rows)
 
     emit(as_json, result.to_dict(), human)
