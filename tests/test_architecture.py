@@ -24,6 +24,7 @@ LAYERS: dict[str, int] = {
     "sessions": 1,
     "agents": 1,
     "search": 2,
+    "history": 2,
     "sandbox": 3,
     "exchange": 3,
     "store": 4,
