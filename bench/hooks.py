@@ -275,7 +275,8 @@ def main() -> int:
 
 def lookup_medians(project: Path, n: int) -> tuple[float, float]:
     """Median ms of ``handlers._file_knowledge`` on an open store: unlinked, linked file."""
-    from ctxmode.hooks import adapters, handlers
+    from ctxmode.hooks import handlers
+    from ctxmode.sessions import adapters
     from ctxmode.store import Store
 
     out: list[float] = []

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from _hooks import fixture, fixture_names
-from ctxmode.hooks import adapters
+from ctxmode.sessions import adapters
 from ctxmode.sessions.events import (
     CATEGORIES,
     EventRecord,

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from ctxmode.core import _lean
 from ctxmode.core.config import Settings
-from ctxmode.hooks.adapters import find_uuid
+from ctxmode.sessions.adapters import find_uuid
 from ctxmode.sessions.events import EventRecord
 
 

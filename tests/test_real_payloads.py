@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from _hooks import event_name, fixture, output_json, run_hook
-from ctxmode.hooks import adapters
+from ctxmode.sessions import adapters
 from ctxmode.sessions.events import NormalizedHookEvent, extract
 
 P = Path("/work/proj")

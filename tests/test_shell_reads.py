@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from _hooks import event_name, fixture, output_json, run_hook
-from ctxmode.hooks import adapters
+from ctxmode.sessions import adapters
 from ctxmode.sessions.events import extract
 from ctxmode.sessions.shell_reads import _read_paths, command_text, read_paths
 

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ctxmode.hooks.adapters import strip_injected
+from ctxmode.sessions.adapters import strip_injected
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "hooks"
 PROJECT = "/home/user/my-project"

@@ -8,6 +8,7 @@
 - ``trust``: the trust records Codex needs before it runs a project's hooks;
 - ``opencode_plugin.js``: the OpenCode plugin that forwards its events to the hooks.
 
-The hook payload adapters live with the hooks (``hooks.adapters``): only the hook path uses them.
+The hook payload adapters live with the session events (``sessions.adapters``): the hooks and
+the transcript import (``history``) use them.
 May import: ``core``. Never a face.
 """

@@ -29,6 +29,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
         "show", "supersede", "task",
     ),
     "ctxmode.cli.sessions": ("events", "hook", "sessions", "snapshot"),
+    "ctxmode.cli.history": ("history", "inbox"),
     "ctxmode.cli.search": ("get", "search"),
     "ctxmode.cli.serve": ("serve",),
     "ctxmode.cli.web": ("doctor", "stats", "ui"),

@@ -90,7 +90,30 @@ def install_agent(
     result = core.install(
         agent, scope=scope, project_root=root, dry_run=dry_run, trust=trust, hooks=hook_kind
     )
-    emit(as_json, result.to_dict(), lambda: _render(result, root, "install"))
+    past = _past_sessions(root)
+
+    def human() -> None:
+        _render(result, root, "install")
+        if past:
+            total = sum(past.values())
+            each = ", ".join(f"{name} {n}" for name, n in sorted(past.items()))
+            click.echo(
+                f"Found {total} past sessions of this project ({each}): "
+                "`ctxmode history import` records them (nothing is imported until you run it)."
+            )
+
+    emit(as_json, {**result.to_dict(), "past_sessions": past}, human)
+
+
+def _past_sessions(root: Path) -> dict[str, int]:
+    """Past sessions of the project per agent; empty when they cannot be counted (the offer
+    is a courtesy: it never fails an install)."""
+    from ctxmode.history.importer import count_past_sessions
+
+    try:
+        return count_past_sessions(str(root))
+    except Exception:  # noqa: BLE001 - see the docstring
+        return {}
 
 
 @click.command(name="uninstall")

@@ -63,9 +63,16 @@ def events_cmd(
 @click.pass_context
 @handle_errors
 def sessions_cmd(ctx: click.Context, limit: int, as_json: bool) -> None:
-    """List agent sessions seen by the hooks, most recently active first."""
+    """List agent sessions, most recently active first: those the hooks recorded (live) and
+    those read from the agents' transcripts (imported: ``ctxmode history import``)."""
+    from ctxmode.history.importer import imported_sessions
+
     with state(ctx).store() as store:
         found = store.sessions(limit)
+        imported = imported_sessions(store)
+
+    def origin(session_id: str) -> str:
+        return "imported" if session_id in imported else "live"
 
     def human() -> None:
         if not found:
@@ -73,11 +80,13 @@ def sessions_cmd(ctx: click.Context, limit: int, as_json: bool) -> None:
         for s in found:
             ended = f" ended {format_time(s.ended_at)}" if s.ended_at else ""
             click.echo(
-                f"{s.session_id} {s.agent} last {format_time(s.last_event_at)} "
+                f"{s.session_id} {s.agent} {origin(s.session_id)} "
+                f"{format_time(s.started_at)} .. {format_time(s.last_event_at)} "
                 f"events={s.event_count} compactions={s.compact_count}{ended}"
             )
 
-    emit(as_json, {"count": len(found), "sessions": [s.to_dict() for s in found]}, human)
+    rows = [{**s.to_dict(), "origin": origin(s.session_id)} for s in found]
+    emit(as_json, {"count": len(found), "sessions": rows}, human)
 
 
 @click.command(

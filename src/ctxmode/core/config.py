@@ -273,3 +273,21 @@ def gemini_system_settings() -> tuple[Path, Path]:
         system = Path("/etc/gemini-cli/settings.json")
     defaults = os.environ.get("GEMINI_CLI_SYSTEM_DEFAULTS_PATH", "").strip()
     return system, Path(defaults) if defaults else system.parent / "system-defaults.json"
+
+
+def claude_config_dir(home: Path | None = None) -> Path:
+    """Claude Code's user folder ($CLAUDE_CONFIG_DIR, else ``home``/.claude): its transcripts
+    are under ``projects/``."""
+    from pathlib import Path
+
+    value = os.environ.get("CLAUDE_CONFIG_DIR", "").strip()
+    return Path(value) if value else (home or home_dir()) / ".claude"
+
+
+def opencode_data_dir(home: Path | None = None) -> Path:
+    """OpenCode's data folder ($XDG_DATA_HOME/opencode, else ``home``/.local/share/opencode):
+    where its ``opencode.db`` keeps the sessions."""
+    from pathlib import Path
+
+    value = os.environ.get("XDG_DATA_HOME", "").strip()
+    return (Path(value) if value else (home or home_dir()) / ".local" / "share") / "opencode"

@@ -5,39 +5,20 @@ is not connected (not approved yet, crashed, restarting), a command hook killed 
 timeout. Before a snapshot is built (PreCompact) and when the session ends, the calls and
 prompts of the session's transcript (``sessions.transcript.claude_calls``) after the offset
 read last time go through the hooks' own adapter and extraction. Nothing is stored twice: a
-tool call's idempotency key is its ``tool_use_id`` (``call_key``, the same for every path),
+tool call's idempotency key is its ``tool_use_id`` (``adapters.call_key``, the same for every path),
 and a rebuilt record whose content the session already holds is dropped. Detectors (repeats,
 latency, error resolution) do not run on replayed calls. Standard library only.
 """
 
 from __future__ import annotations
 
-import json
-
 TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time (see _lean)
 if TYPE_CHECKING:
-    from typing import Any
-
     from ctxmode.sessions.vocab import NormalizedHookEvent
     from ctxmode.store import Store
 
 #: hook_state key: the transcript offset read up to, per session.
 OFFSET = "transcript_offset"
-
-
-def call_key(kind: str, payload: dict[str, Any]) -> str:
-    """The idempotency key of one hook call: its ``tool_use_id`` for a finished tool call
-    (Claude Code, Codex: unique per call, whoever reports it), else its canonical payload."""
-    from ctxmode.core._lean import sha256_hex
-
-    ident = payload.get("tool_use_id")
-    if kind in ("post_tool_use", "post_tool_use_failure") and isinstance(ident, str) and ident:
-        basis = f"{kind}\0tool_use_id\0{ident}"
-    else:
-        # Canonical JSON, not the raw bytes: an agent that re-serialises a retried payload
-        # (other key order or spacing) still sends the same call.
-        basis = f"{kind}\0{json.dumps(payload, sort_keys=True, separators=(',', ':'))}"
-    return sha256_hex(basis.encode())[:32]
 
 
 def backfill(store: Store, ev: NormalizedHookEvent) -> int:
@@ -59,8 +40,7 @@ def backfill(store: Store, ev: NormalizedHookEvent) -> int:
 def _backfill(store: Store, ev: NormalizedHookEvent) -> int:
     import time
 
-    from ctxmode.hooks import adapters
-    from ctxmode.sessions import events, records, transcript
+    from ctxmode.sessions import adapters, events, records, transcript
 
     offset = records.get_state(store.conn, ev.session_id, OFFSET)
     offset = offset if isinstance(offset, int) and offset >= 0 else 0
@@ -71,8 +51,9 @@ def _backfill(store: Store, ev: NormalizedHookEvent) -> int:
         call = adapters.normalize("claude-code", None, payload)
         if call is None:
             continue
+        key = adapters.call_key(call.kind, payload)
         result = records.record(
-            store, call, events.extract(call), idempotency_key=call_key(call.kind, payload),
+            store, call, events.extract(call), idempotency_key=key,
             project_dir=store.root_dir, detect=False, dedupe_window=None,
         )  # fmt: skip
         stored += result.inserted

@@ -34,9 +34,9 @@ def prepare() -> None:
     import os
 
     import ctxmode.agents.claude
-    import ctxmode.hooks.adapters
     import ctxmode.hooks.backfill
     import ctxmode.hooks.handlers
+    import ctxmode.sessions.adapters
     import ctxmode.sessions.records  # noqa: F401
     from ctxmode.core import config
     from ctxmode.store import Store

@@ -162,7 +162,7 @@ def _run(
     import re
 
     from ctxmode.core import config
-    from ctxmode.hooks import adapters
+    from ctxmode.sessions import adapters
 
     if not raw.strip():
         return None
@@ -202,9 +202,7 @@ def _run(
 
     key = None
     if ev.kind not in ("session_start", "pre_compact", "session_end"):
-        from ctxmode.hooks.backfill import call_key
-
-        key = call_key(ev.kind, payload)
+        key = adapters.call_key(ev.kind, payload)
     for attempt in (1, 2):
         store = _reused(stores, db_path)
         if store is None:

@@ -199,7 +199,11 @@ def clauses(text: str) -> list[tuple[str, str]]:
 
 def _is_question(clause: str, mark: str) -> bool:
     low = clause.lower()
-    return mark in "?？" or low.startswith(_QUESTION_STARTS) or clause.endswith(("吗", "呢"))
+    return (
+        (mark != "" and mark in "?？")
+        or low.startswith(_QUESTION_STARTS)
+        or clause.endswith(("吗", "呢"))
+    )
 
 
 def _cue_at(clause: str, cues: tuple[str, str]) -> int:

@@ -14,7 +14,9 @@ import os
 
 TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time (see _lean)
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, NamedTuple
+else:
+    from ctxmode.core._lean import NamedTuple
 
 #: How much of the transcript's end is read (bytes): the last turn, not the whole session.
 TAIL_BYTES = 256 * 1024
@@ -88,6 +90,24 @@ BACKFILL_BYTES = 16 * 1024 * 1024
 _NOT_PROMPTS = ("<command-name>", "<command-message>", "<local-command-", "Caveat:", "<bash-")
 
 
+class ClaudeRead(NamedTuple):
+    """What one read of a Claude Code transcript found (``claude_read``)."""
+
+    #: Hook payloads rebuilt, in order, without session fields.
+    calls: list[dict[str, Any]]
+    #: The time of each call (Unix milliseconds; 0 when its line has none), parallel to calls.
+    times: list[int]
+    #: The offset read up to (see ``claude_calls``).
+    resume: int
+    #: The session id and working directory the lines record (the first seen), if any.
+    session_id: str | None
+    cwd: str | None
+    #: Compaction boundaries read.
+    compactions: int
+    #: Bytes read.
+    nbytes: int
+
+
 def claude_calls(path: str | None, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
     """Hook payloads rebuilt from a Claude Code transcript, after byte ``offset``: one
     PostToolUse (or PostToolUseFailure) per finished tool call and one UserPromptSubmit per
@@ -101,24 +121,38 @@ def claude_calls(path: str | None, offset: int = 0) -> tuple[list[dict[str, Any]
     ``toolUseResult``: the PostToolUse ``tool_response``. Subagent (sidechain) lines are
     skipped. Never raises: ``([], offset)`` when nothing is readable.
     """
+    read = claude_read(path, offset)
+    return read.calls, read.resume
+
+
+def claude_read(
+    path: str | None, offset: int = 0, limit: int = BACKFILL_BYTES, *, stops: bool = False
+) -> ClaudeRead:
+    """``claude_calls`` with what the import of past sessions needs too: each call's time,
+    the session id, working directory and compactions the lines record, and (``stops``) a
+    Stop payload with the last assistant text of each turn that a prompt closed."""
+    nothing = ClaudeRead([], [], offset, None, None, 0, 0)
     if not path or not path.endswith(".jsonl") or not os.path.isfile(path):
-        return [], offset
+        return nothing
     try:
         with open(path, "rb") as handle:
             size = handle.seek(0, os.SEEK_END)
             if offset > size:
                 offset = 0  # rewritten since: read it again (the store drops repeats)
             handle.seek(offset)
-            data = handle.read(BACKFILL_BYTES)
+            data = handle.read(limit)
     except OSError:
-        return [], offset
+        return nothing
     end = data.rfind(b"\n") + 1
     if end == 0:
-        return [], offset
+        return nothing._replace(resume=offset)
     uses: dict[str, tuple[int, dict[str, Any]]] = {}
-    out: list[tuple[int, dict[str, Any]]] = []
+    out: list[tuple[int, str, dict[str, Any]]] = []
     resume = offset + end
     at = 0
+    session_id = cwd = None
+    compactions = 0
+    said: tuple[int, str, str] | None = None  # the turn's last assistant text
     for raw in data[:end].split(b"\n"):
         start, at = at, at + len(raw) + 1
         if not raw.strip():
@@ -129,32 +163,75 @@ def claude_calls(path: str | None, offset: int = 0) -> tuple[list[dict[str, Any]
             continue
         if not isinstance(entry, dict) or entry.get("isSidechain") is True:
             continue
+        if session_id is None and isinstance(entry.get("sessionId"), str):
+            session_id = entry["sessionId"]
+        if cwd is None and isinstance(entry.get("cwd"), str):
+            cwd = entry["cwd"]
+        stamp = entry.get("timestamp")
+        when = stamp if isinstance(stamp, str) else ""
         message = entry.get("message")
         content = message.get("content") if isinstance(message, dict) else None
-        if entry.get("type") == "assistant" and isinstance(content, list):
+        kind = entry.get("type")
+        if kind == "assistant" and isinstance(content, list):
             for block in content:
                 if isinstance(block, dict) and block.get("type") == "tool_use":
                     ident, name = block.get("id"), block.get("name")
                     if isinstance(ident, str) and isinstance(name, str):
                         uses[ident] = (offset + start, block)
-        elif entry.get("type") == "user":
+            if stops:
+                text = _content_text(content)
+                if text:
+                    said = (offset + start, when, text)
+        elif kind == "user":
             if isinstance(content, list) and any(
                 isinstance(b, dict) and b.get("type") == "tool_result" for b in content
             ):
                 for block in content:
                     call = _finished_call(block, entry, uses)
                     if call is not None:
-                        out.append(call)
-            elif not entry.get("isMeta"):
+                        out.append((call[0], when, call[1]))
+            elif not entry.get("isMeta") and not entry.get("isCompactSummary"):
                 text = _content_text(content)
                 if text and not text.startswith(_NOT_PROMPTS):
+                    if said is not None:
+                        stop = {"hook_event_name": "Stop", "last_assistant_message": said[2]}
+                        out.append((said[0], said[1], stop))
+                        said = None
                     prompt = {"hook_event_name": "UserPromptSubmit", "prompt": text}
-                    out.append((offset + start, prompt))
+                    out.append((offset + start, when, prompt))
                     uses.clear()  # calls left without a result before a new prompt: abandoned
+        elif kind == "system" and entry.get("subtype") == "compact_boundary":
+            compactions += 1
+    if said is not None and not uses:
+        stop = {"hook_event_name": "Stop", "last_assistant_message": said[2]}
+        out.append((said[0], said[1], stop))
     if uses:
         resume = min(resume, min(line for line, _ in uses.values()))  # results still to come
     out.sort(key=lambda item: item[0])
-    return [payload for _, payload in out], resume
+    return ClaudeRead(
+        [payload for _, _, payload in out],
+        [iso_ms(when) for _, when, _ in out],
+        resume,
+        session_id,
+        cwd,
+        compactions,
+        end,
+    )
+
+
+def iso_ms(text: str) -> int:
+    """Unix milliseconds of an ISO-8601 time (``2026-12-01T19:01:43.670Z``); 0 when unreadable."""
+    if not text:
+        return 0
+    from datetime import datetime, timezone
+
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00", 1))
+    except ValueError:
+        return 0
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)  # noqa: UP017 - the hook path's stdlib
+    return int(parsed.timestamp() * 1000)
 
 
 def _finished_call(

@@ -1,0 +1,36 @@
+"""Migration of the history import and the knowledge inbox (``ctxmode.history``), kept out of
+``schema.py`` so that module stays under the size limit; ``schema.MIGRATIONS`` lists it in
+its place."""
+
+from __future__ import annotations
+
+import sqlite3
+
+
+def m011_history_import(conn: sqlite3.Connection) -> None:
+    """Transcripts read by ``ctxmode history import`` (offset, size and mtime then: an unchanged
+    file is skipped, a grown one continued) and the knowledge candidates of ``ctxmode inbox``
+    (evidence, rank, open/accepted/rejected; ``key`` = kind + normalised text, one per statement).
+    """
+    conn.executescript(
+        """
+        CREATE TABLE history_files (
+            path TEXT PRIMARY KEY, agent TEXT NOT NULL, session_id TEXT,
+            offset INTEGER NOT NULL DEFAULT 0, size INTEGER NOT NULL DEFAULT 0,
+            mtime_ns INTEGER NOT NULL DEFAULT 0,
+            state TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(state)),
+            skipped TEXT, imported_at INTEGER NOT NULL
+        );
+        CREATE INDEX idx_history_files_session ON history_files(session_id);
+        CREATE TABLE candidates (
+            id INTEGER PRIMARY KEY, kind TEXT NOT NULL, text TEXT NOT NULL,
+            key TEXT NOT NULL UNIQUE,
+            evidence TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(evidence)),
+            score REAL NOT NULL DEFAULT 0, status TEXT NOT NULL DEFAULT 'open'
+                CHECK (status IN ('open', 'accepted', 'rejected')),
+            context_id INTEGER REFERENCES contexts(id) ON DELETE SET NULL,
+            created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL
+        );
+        CREATE INDEX idx_candidates_rank ON candidates(status, score DESC);
+        """
+    )

@@ -1,0 +1,74 @@
+"""Copy the transcripts real agents wrote in an e2e run into ``tests/fixtures/history``, redacted.
+
+    python tests/e2e/history_fixtures.py AGENT RUN_ROOT
+
+``RUN_ROOT`` is the e2e run's folder holding ``proj`` and ``home`` (and ``codexhome``). The
+copy replaces the run's paths with ``/home/dev/proj`` and ``/home/dev`` (tests put their own
+back), the interpreter's with ``python``, and leaves out Claude Code's request-shape and
+attachment lines (tens of KB each, nothing the import reads). OpenCode's database becomes
+the SQL of its ``project``, ``session``, ``message`` and ``part`` tables.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import sys
+from pathlib import Path
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "history"
+PROJ, HOME = "/home/dev/proj", "/home/dev"
+_DROPPED = frozenset({"attachment", "api-request-shape", "api-request-blob"})
+
+
+def _redact(text: str, root: Path) -> str:
+    text = text.replace(sys.executable, "python").replace(str(Path(sys.executable).parent), "")
+    text = text.replace(str(root / "proj"), PROJ).replace(str(root / "codexhome"), HOME + "/.codex")
+    return text.replace(str(root / "home"), HOME).replace(str(root), "/home/dev")
+
+
+def _copy_lines(src: Path, dest: Path, root: Path) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    kept = []
+    for line in src.read_text(encoding="utf-8").splitlines():
+        try:
+            kind = json.loads(line).get("type")
+        except (ValueError, AttributeError):
+            kind = None
+        if kind not in _DROPPED:
+            kept.append(_redact(line, root))
+    dest.write_text("\n".join(kept) + "\n", encoding="utf-8")
+
+
+def main(agent: str, root: Path) -> None:
+    out = FIXTURES / agent
+    shutil.rmtree(out, ignore_errors=True)
+    if agent == "claude-code":
+        for src in sorted((root / "home" / ".claude" / "projects").glob("*/*.jsonl")):
+            _copy_lines(src, out / "-home-dev-proj" / src.name, root)
+    elif agent == "codex":
+        base = root / "codexhome" / "sessions"
+        for src in sorted(base.glob("*/*/*/rollout-*.jsonl")):
+            _copy_lines(src, out / src.relative_to(base), root)
+    elif agent == "gemini-cli":
+        base = root / "home" / ".gemini" / "tmp"
+        for src in sorted(base.glob("*/chats/*.json*")):
+            _copy_lines(src, out / "proj" / "chats" / src.name, root)
+    elif agent == "opencode":
+        db = root / "home" / ".local" / "share" / "opencode" / "opencode.db"
+        conn = sqlite3.connect(db)
+        tables = ("project", "session", "message", "part")
+        lines = [
+            line
+            for line in conn.iterdump()
+            if any(f'"{t}"' in line[:40] or f"`{t}`" in line[:40] for t in tables)
+        ]
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "opencode.sql").write_text(_redact("\n".join(lines), root) + "\n")
+    else:
+        raise SystemExit(f"unknown agent {agent}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], Path(sys.argv[2]).resolve())
