@@ -147,7 +147,6 @@ AROUND_THE_STORE = {
     ("mcp/tools/search.py", "ctxmode.search.engine"),
     # history import and the inbox (issue 31), landed this session
     ("cli/history.py", "ctxmode.history"),
-    ("cli/history.py", "ctxmode.history.importer"),
     ("cli/history.py", "ctxmode.history.sources"),
     ("cli/install.py", "ctxmode.history.importer"),
     ("cli/sessions.py", "ctxmode.history.importer"),
