@@ -4,7 +4,7 @@ running ``ctxmode serve`` (its hidden ``record_hook`` tool) instead of starting 
 ``agents.claude`` holds what the installer writes (``TEMPLATE``, measured substitution rules);
 ``payload_from`` turns what arrives back into the payload a command hook would have read on
 stdin (minus fields extraction does not use), and ``record`` runs it through the command hooks'
-own path (``runner``): same adapters, handlers, redaction, idempotency key and fail-open
+own path (``runner.run_payload``): same adapters, handlers, redaction, idempotency key and fail-open
 boundary. Standard library only, like every hook.
 """
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from ctxmode.store import Store
 
-#: The server's open stores by path, reused across calls (``runner._run``); closed at exit
+#: The server's open stores by path, reused across calls (``runner.run_payload``); closed at exit
 #: (``close_stores``; every call is committed already, so a server ended by ``os._exit`` loses
 #: nothing but the closing checkpoint).
 _STORES: dict[str, tuple[Store, tuple[int, int]]] = {}
@@ -92,7 +92,6 @@ def record(arguments: Any, process_cwd: str) -> str:
     ``arguments``: ``{"event": "post-tool-use", "agent": "claude-code", "payload": {...}}``.
     Never raises: problems go to the project's ``hooks.log``, as for a command hook.
     """
-    where: dict[str, object] = {"root": process_cwd}
     try:
         from ctxmode.core import config
 
@@ -104,12 +103,14 @@ def record(arguments: Any, process_cwd: str) -> str:
         if not isinstance(event, str) or not isinstance(substituted, dict):
             hooklog.log(process_cwd, "WARN", f"record_hook: bad arguments {str(arguments)[:200]}")
             return ""
-        raw = json.dumps(payload_from(substituted), ensure_ascii=False).encode()
-        if len(raw) > runner.MAX_PAYLOAD_BYTES:
+        size = sum(len(v) for v in substituted.values() if isinstance(v, str))
+        if size > runner.MAX_PAYLOAD_BYTES:
             hooklog.log(process_cwd, "WARN", f"{event}: payload over the limit dropped")
             return ""
-        output = runner._run(event, str(agent), raw, process_cwd, where, stores=_STORES)
+        _, output = runner.run_payload(
+            event, str(agent), payload_from(substituted), process_cwd, stores=_STORES
+        )
         return json.dumps(output, ensure_ascii=False) if output is not None else ""
     except Exception as exc:  # noqa: BLE001 - the hook boundary: fail open, log
-        hooklog.log(where["root"], "ERROR", f"record_hook: {type(exc).__name__}: {exc}")
+        hooklog.log(process_cwd, "ERROR", f"record_hook: {type(exc).__name__}: {exc}")
         return ""

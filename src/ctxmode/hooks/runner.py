@@ -8,6 +8,7 @@ lazily and after the cheap checks, because this runs on every tool call of the a
 
 from __future__ import annotations
 
+import os
 import sys
 
 from ctxmode.hooks.hooklog import MAX_LOG_BYTES as MAX_LOG_BYTES
@@ -15,6 +16,9 @@ from ctxmode.hooks.hooklog import log as log
 
 TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time (see _lean)
 if TYPE_CHECKING:
+    from typing import Any
+
+    from ctxmode.sessions.vocab import NormalizedHookEvent
     from ctxmode.store import Store
 
 #: Payloads larger than this are dropped unread beyond the limit (bytes).
@@ -66,7 +70,7 @@ def main(argv: list[str], *, keep_store_open: bool = False) -> int:
     process that ends with ``os._exit`` next: closing SQLite's last connection checkpoints the
     WAL (an fsync) on every tool call, while SQLite checkpoints on its own every 1000 pages.
     """
-    where: dict[str, object] = {"root": "."}
+    root = "."
     try:
         from ctxmode.core import config
 
@@ -74,23 +78,24 @@ def main(argv: list[str], *, keep_store_open: bool = False) -> int:
             return 0
         event, agent = parse_args(argv)
         raw = _read_stdin()
-        import os
-
-        where["root"] = config.find_root()
+        root = config.find_root()
         if event is None:
-            log(where["root"], "WARN", f"no hook event given; {USAGE}")
+            log(root, "WARN", f"no hook event given; {USAGE}")
             return 0
         if raw is None:
-            log(where["root"], "WARN", f"{event}: payload over {MAX_PAYLOAD_BYTES} bytes dropped")
+            log(root, "WARN", f"{event}: payload over {MAX_PAYLOAD_BYTES} bytes dropped")
             return 0
-        output = _run(event, agent, raw, os.getcwd(), where, keep_store_open)
+        payload = parse(event, raw)
+        if payload is None:
+            return 0
+        _, output = run_payload(event, agent, payload, os.getcwd(), keep_open=keep_store_open)
         if output is not None:
             import json
 
             sys.stdout.write(json.dumps(output, ensure_ascii=False) + "\n")
             sys.stdout.flush()
     except Exception as exc:  # noqa: BLE001 - the hook boundary: fail open, log, exit 0
-        log(where["root"], "ERROR", f"{' '.join(argv)[:80]}: {type(exc).__name__}: {exc}")
+        log(root, "ERROR", f"{' '.join(argv)[:80]}: {type(exc).__name__}: {exc}")
     return 0
 
 
@@ -113,8 +118,6 @@ def _replay_spool(store: Store, root: str) -> None:
 def keep(stores: dict[str, tuple[Store, tuple[int, int]]], db_path: str, store: Store) -> None:
     """Keep ``store`` open in ``stores`` for the next calls, known by the file's device and
     inode (``_reused``); a store kept for ``db_path`` already stays, and ``store`` is closed."""
-    import os
-
     stat = os.stat(db_path)
     if stores.setdefault(db_path, (store, (stat.st_dev, stat.st_ino)))[0] is not store:
         store.close()
@@ -124,8 +127,6 @@ def _reused(stores: dict[str, tuple[Store, tuple[int, int]]] | None, db_path: st
     """The open store kept for ``db_path``, if the file there is still the one it opened."""
     if not stores or db_path not in stores:
         return None
-    import os
-
     store, ident = stores[db_path]
     try:
         stat = os.stat(db_path)
@@ -142,27 +143,12 @@ def _reused(stores: dict[str, tuple[Store, tuple[int, int]]] | None, db_path: st
     return None
 
 
-def _run(
-    event: str,
-    agent: str,
-    raw: bytes,
-    process_cwd: str,
-    where: dict[str, object],
-    keep_open: bool = False,
-    stores: dict[str, tuple[Store, tuple[int, int]]] | None = None,
-) -> dict[str, object] | None:
-    """Parse, normalize, open the project's store and dispatch; ``where`` learns the root.
-
-    ``stores``: a long-running process's open stores by path (the MCP server running in-agent
-    hooks), reused while the file at the path is the same one (device and inode): no open,
-    migration check or closing checkpoint per call. A store that failed is closed and dropped.
-    """
+def parse(event: str, raw: bytes) -> dict[str, Any] | None:
+    """The payload of a hook call from stdin's bytes: a JSON object, or None (logged)."""
     import json
-    import os
     import re
 
     from ctxmode.core import config
-    from ctxmode.sessions import adapters
 
     if not raw.strip():
         return None
@@ -179,30 +165,67 @@ def _run(
         from ctxmode.core.redact import scrub_surrogates
 
         payload = scrub_surrogates(payload)
-    if agent not in adapters.AGENTS:
-        log(
-            config.find_root(),
-            "WARN",
-            f"unknown agent {agent!r}; reading it as claude-code",
-        )
-        agent = "claude-code"
-    ev = adapters.normalize(agent, event, payload)
-    if ev is None:
-        return None
-    cwd = ev.cwd if ev.cwd and os.path.isdir(ev.cwd) else process_cwd
-    root = config.find_root(cwd)
-    where["root"] = root
-    if config.load_settings(root).disabled:
-        return None
-    db_path = config.db_path_for(root)
+    found: dict[str, Any] = payload
+    return found
 
+
+def run_payload(
+    event: str,
+    agent: str,
+    payload: dict[str, Any],
+    process_cwd: str,
+    *,
+    keep_open: bool = False,
+    stores: dict[str, tuple[Store, tuple[int, int]]] | None = None,
+) -> tuple[str, dict[str, object] | None]:
+    """Record one hook call and decide what to print: ``(project root, output or None)``.
+
+    Normalizes the payload (``sessions.adapters``), finds the project and its store from the
+    payload's ``cwd`` (else ``process_cwd``), and dispatches to ``handlers``. A fail-open
+    boundary itself: a failure is logged in the project's ``hooks.log`` and gives no output.
+    ``stores``: a long-running process's open stores by path (the MCP server running in-agent
+    hooks), reused while the file at the path is the same one; ``keep_open``: see ``main``.
+    """
+    from ctxmode.core import config
+    from ctxmode.sessions import adapters
+
+    root = config.find_root(process_cwd)
+    try:
+        if agent not in adapters.AGENTS:
+            log(root, "WARN", f"unknown agent {agent!r}; reading it as claude-code")
+            agent = "claude-code"
+        ev = adapters.normalize(agent, event, payload)
+        if ev is None:
+            return root, None
+        cwd = ev.cwd if ev.cwd and os.path.isdir(ev.cwd) else process_cwd
+        root = config.find_root(cwd)
+        if config.load_settings(root).disabled:
+            return root, None
+        key = None
+        if ev.kind not in ("session_start", "pre_compact", "session_end"):
+            key = adapters.call_key(ev.kind, payload)
+        return root, _handle(event, ev, key, root, config.db_path_for(root), keep_open, stores)
+    except Exception as exc:  # noqa: BLE001 - the hook boundary: fail open, log
+        log(root, "ERROR", f"{event}: {type(exc).__name__}: {exc}")
+        return root, None
+
+
+def _handle(
+    event: str,
+    ev: NormalizedHookEvent,
+    key: str | None,
+    root: str,
+    db_path: str,
+    keep_open: bool,
+    stores: dict[str, tuple[Store, tuple[int, int]]] | None,
+) -> dict[str, object] | None:
+    """Open (or reuse) the store, run the handler, and close or keep the store. Damage found
+    inside the file moves it aside and the call runs once more on a fresh store."""
+    from ctxmode.core import config
     from ctxmode.core.db import is_damage, quarantine
     from ctxmode.hooks import handlers
     from ctxmode.store import Store
 
-    key = None
-    if ev.kind not in ("session_start", "pre_compact", "session_end"):
-        key = adapters.call_key(ev.kind, payload)
     for attempt in (1, 2):
         store = _reused(stores, db_path)
         if store is None:
