@@ -24,6 +24,49 @@ VENV_BIN = Path(sys.executable).parent
 CTXMODE = str(VENV_BIN / "ctxmode") if (VENV_BIN / "ctxmode").exists() else shutil.which("ctxmode")
 SHARED = REPO.parent / "shared"
 
+#: The modules a hook call runs (``ctxmode hook ...``, and in-agent calls in ``ctxmode serve``):
+#: the hot path, with rules of its own (standard library only, no dataclasses, the lean idioms
+#: of ``core._lean``); ``tests/test_hooks.py`` measures that a hook loads no other ctxmode
+#: module, and ``tests/test_architecture.py`` keeps the lean idioms to these (and the MCP
+#: front's standard-library start). Everywhere else: ordinary imports and dataclasses.
+HOT_PATH = (
+    "ctxmode",
+    "ctxmode._entry",
+    "ctxmode.core",
+    "ctxmode.core._lean",
+    "ctxmode.core.cjk",
+    "ctxmode.core.config",
+    "ctxmode.core.db",
+    "ctxmode.core.errors",
+    "ctxmode.core.redact",
+    "ctxmode.core.schema",
+    "ctxmode.core.schema_history",
+    "ctxmode.exchange",
+    "ctxmode.exchange.team_state",
+    "ctxmode.hooks",
+    "ctxmode.hooks.backfill",
+    "ctxmode.hooks.handlers",
+    "ctxmode.hooks.hooklog",
+    "ctxmode.hooks.in_agent",
+    "ctxmode.hooks.plain",
+    "ctxmode.hooks.runner",
+    "ctxmode.knowledge",
+    "ctxmode.knowledge.follow",
+    "ctxmode.knowledge.ranking",
+    "ctxmode.sessions",
+    "ctxmode.sessions.adapters",
+    "ctxmode.sessions.events",
+    "ctxmode.sessions.failures",
+    "ctxmode.sessions.prompts",
+    "ctxmode.sessions.records",
+    "ctxmode.sessions.shell_reads",
+    "ctxmode.sessions.snapshot",
+    "ctxmode.sessions.spool",
+    "ctxmode.sessions.transcript",
+    "ctxmode.sessions.vocab",
+    "ctxmode.store",
+)
+
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test under ``tests/e2e`` drives a real agent binary: marker ``e2e``."""

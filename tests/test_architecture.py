@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import ctxmode
+from conftest import HOT_PATH
 
 PACKAGE = Path(ctxmode.__file__).parent
 
@@ -272,6 +273,21 @@ def test_the_house_stays_small() -> None:
         if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
     }
     assert not big, big
+
+
+def test_the_lean_idioms_stay_on_the_hot_path() -> None:
+    """``TYPE_CHECKING = False`` and ``LazyRegex`` save milliseconds a hook pays on every tool
+    call; off the hot path (``conftest.HOT_PATH``) and the MCP front's standard-library start
+    they only cost readability."""
+    offenders = []
+    for path in _all_files():
+        name = _module_name(path)
+        if name in HOT_PATH or name.startswith("ctxmode.mcp."):
+            continue
+        text = path.read_text(encoding="utf-8")
+        if "TYPE_CHECKING = False" in text or "LazyRegex(" in text:
+            offenders.append(path.relative_to(PACKAGE).as_posix())
+    assert not offenders, offenders
 
 
 def test_the_native_mcp_path_never_imports_the_sdk() -> None:

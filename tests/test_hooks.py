@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from _hooks import event_name, fixture, fixture_names, output_json, run_hook
-from conftest import CTXMODE
+from conftest import CTXMODE, HOT_PATH
 from ctxmode.core.db import GITIGNORE
 
 CC = "claude-code"
@@ -478,12 +478,17 @@ def test_hook_path_loads_no_slow_stdlib_modules(project: Path) -> None:
         ("session-start", "session-start.compact"),
         ("stop", "stop.decision"),
     ]
+    ours: set[str] = set()
     for event, name in cases:
         payload = json.dumps(fixture(CC, name, project))
         loaded = _imported([str(CTXMODE), "hook", event], payload, project)
+        ours |= {m for m in loaded if m.split(".")[0] == "ctxmode"}
         assert "ctxmode.sessions.records" in loaded or event == "session-start", (event, name)
         extra = {m for m in loaded - floor if not m.startswith("ctxmode")}
         slow = {m for m in extra if m.split(".")[0] in SLOW_STDLIB}
         assert not slow, (event, name, sorted(extra))
+    assert ours <= set(HOT_PATH), (
+        f"declare the hook path's modules in HOT_PATH: {ours - set(HOT_PATH)}"
+    )
     assert count(project) > 0
     assert not (project / ".context" / "hooks.log").exists()

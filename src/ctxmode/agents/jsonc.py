@@ -11,14 +11,9 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any, NamedTuple
 
 from ctxmode.core.errors import InvalidInput
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, NamedTuple
-else:
-    from ctxmode.core._lean import NamedTuple
 
 __all__ = ["has_comments", "loads", "splice"]
 
