@@ -259,7 +259,8 @@ class Store(Database):
     # -- search ------------------------------------------------------------------------------
 
     def search(self, query: str, **filters: Any) -> SearchResult:
-        """Full-text search over contexts, events and indexed documents (see ``search.search``)."""
+        """Full-text search over contexts, events and indexed documents
+        (see ``search.engine.search``)."""
         from ctxmode.search import engine as search
 
         return search.search(self, query, **filters)
