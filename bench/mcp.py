@@ -4,17 +4,17 @@ Both servers are spawned the same way (their interpreter + entry script, stdio p
 HOME and project folder), sent the same raw JSON-RPC: ``initialize``, ``notifications/
 initialized``, ``tools/list``, one write (``write_context`` / ``ctx_index``) and one query
 (``query_context`` / ``ctx_search``). Printed: medians over ``--runs`` spawns of spawn ->
-initialize reply, of the first tool call (ctxmode answers the handshake and runs well-formed
-tool calls without the SDK: the first call pays the tool bodies' imports, since the warm-up
-waits for a pause of the client that this benchmark does not leave), of the query round trip
+initialize reply, of the first tool call (ctxmode answers everything from its registry, without
+the SDK: the first call pays the tool bodies' imports, since the warm-up waits for a pause of
+the client that this benchmark does not leave), of the query round trip
 and the server's CPU time until then, and the ratios ctxmode / context-mode. Target:
 initialize <= 1.0x. Then the in-agent hook path: ``record_hook`` round trips on one running
 ctxmode server and its CPU time per call.
 
 context-mode (npm ``context-mode``) is installed into ``~/.cache/ctxmode-bench/context-mode``
 on first use. ``python -X importtime`` then shows what the handshake imports
-(``ctxmode.mcp.front``), what the native tool calls load (``ctxmode.mcp.tools.*``), and what
-the SDK server, started only for what the front does not take, would add (``ctxmode.mcp.sdk``).
+(``ctxmode.mcp.front``) and what the tool calls load (``ctxmode.mcp.tools.*``); the SDK is
+never imported by ``ctxmode serve`` (its server, ``ctxmode.mcp.sdk``, is the tests' oracle).
 
     .venv/bin/python bench/mcp.py [--runs 10]
 """
@@ -265,28 +265,7 @@ def importtime_report(module: str, top: int = 12) -> None:
 
 
 def phases_report() -> None:
-    """In-process import and build times of the SDK server (the path of last resort), and the
-    interpreter's start."""
-    phases = (
-        "import time, sys; t0 = time.perf_counter(); import ctxmode.mcp.sdk.server as m; "
-        "t1 = time.perf_counter(); m.build_server(sys.argv[1]); t2 = time.perf_counter(); "
-        "print(f'{(t1 - t0) * 1000:.0f} {(t2 - t1) * 1000:.0f}')"
-    )
-    with tempfile.TemporaryDirectory() as tmp:
-        samples = []
-        for _ in range(5):
-            out = subprocess.run(
-                [sys.executable, "-c", phases, str(Path(tmp) / "x.db")],
-                capture_output=True,
-                text=True,
-                timeout=120,
-            ).stdout.split()
-            samples.append((float(out[0]), float(out[1])))
-    print(
-        f"SDK server in-process (median of 5): "
-        f"import {statistics.median(s[0] for s in samples):.0f}"
-        f" ms, build_server {statistics.median(s[1] for s in samples):.0f} ms"
-    )
+    """The interpreter's start, the floor of any spawn -> initialize."""
     bare = []
     for _ in range(5):
         t0 = time.perf_counter()
@@ -371,7 +350,6 @@ def main() -> int:
     )
     importtime_report("ctxmode.mcp.front")
     importtime_report("ctxmode.mcp.tools.knowledge")
-    importtime_report("ctxmode.mcp.sdk.server")
     phases_report()
     return 0
 

@@ -9,6 +9,11 @@ the CLI composes them.
 from __future__ import annotations
 
 import ast
+import builtins
+import importlib
+import importlib.util
+import inspect
+import re
 from pathlib import Path
 
 import pytest
@@ -141,9 +146,7 @@ AROUND_THE_STORE = {
     ("cli/indexing.py", "ctxmode.search.sources"),
     ("mcp/tools/sandbox.py", "ctxmode.sandbox"),
     ("mcp/tools/sandbox.py", "ctxmode.search"),
-    # the MCP declarations and bodies: constants, result types, the idle warm-up
-    ("mcp/sdk/sandbox.py", "ctxmode.sandbox"),
-    ("mcp/sdk/search.py", "ctxmode.search.engine"),
+    # the MCP bodies: result types, the idle warm-up
     ("mcp/tools/common.py", "ctxmode.search.engine"),
     ("mcp/tools/search.py", "ctxmode.search.engine"),
     # history import and the inbox (issue 31), landed this session
@@ -206,17 +209,63 @@ def test_no_cycle_between_units() -> None:
     assert not _has_cycle(graph)
 
 
-@pytest.mark.parametrize("package", ["mcp", "search", "sessions", "knowledge", "sandbox"])
-def test_no_cycle_inside_a_package(package: str) -> None:
+def _is_module(name: str) -> bool:
+    path = PACKAGE.parent.joinpath(*name.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+#: Every package of ``ctxmode``, nested ones included (``mcp.sdk``, ``mcp.tools``).
+PACKAGES = sorted(
+    _module_name(p).removeprefix("ctxmode.")
+    for p in PACKAGE.rglob("__init__.py")
+    if p.parent != PACKAGE
+)
+
+
+def _package_graph(package: str) -> dict[str, set[str]]:
+    """Module -> modules of ``package`` (at any depth) it imports; ``from a import b`` counts
+    as importing ``a.b`` when ``b`` is a module. A package's ``__init__`` re-exporting its own
+    modules is its API, not an edge."""
     graph: dict[str, set[str]] = {}
-    for path in (PACKAGE / package).glob("*.py"):
+    prefix = f"ctxmode.{package}"
+    for path in (PACKAGE / package.replace(".", "/")).rglob("*.py"):
         own = _module_name(path)
-        for _, module in _imports(path):
-            if module.startswith(f"ctxmode.{package}.") and module != own:
-                graph.setdefault(own, set()).add(module)
-    if package == "sandbox":  # __init__ re-exports its modules: that edge is the API
-        graph.pop("ctxmode.sandbox", None)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                targets = [
+                    f"{node.module}.{a.name}"
+                    if _is_module(f"{node.module}.{a.name}")
+                    else node.module
+                    for a in node.names
+                ]
+            for target in targets:
+                inside = target == prefix or target.startswith(prefix + ".")
+                if not inside or target == own:
+                    continue
+                if path.name == "__init__.py" and target.startswith(own + "."):
+                    continue
+                graph.setdefault(own, set()).add(target)
+    return graph
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_cycle_inside_a_package(package: str) -> None:
+    graph = _package_graph(package)
     assert not _has_cycle(graph), graph
+
+
+def test_the_cycle_check_descends_into_nested_packages() -> None:
+    """``mcp.sdk`` and ``mcp.tools`` are scanned, and one edge back from the registry to the
+    SDK server (which imports the registry) is a cycle."""
+    assert {"mcp.sdk", "mcp.tools"} <= set(PACKAGES)
+    graph = _package_graph("mcp")
+    assert "ctxmode.mcp.registry" in graph["ctxmode.mcp.sdk.server"]
+    graph.setdefault("ctxmode.mcp.registry", set()).add("ctxmode.mcp.sdk.server")
+    assert _has_cycle(graph)
 
 
 def test_core_imports_no_interface_or_heavy_library_at_module_level() -> None:
@@ -290,18 +339,176 @@ def test_the_lean_idioms_stay_on_the_hot_path() -> None:
     assert not offenders, offenders
 
 
-def test_the_native_mcp_path_never_imports_the_sdk() -> None:
-    """``mcp.tools`` (the bodies) and ``mcp.native`` run without the SDK or pydantic: not even
-    inside a function, and never through ``mcp.sdk``; ``mcp.tools`` imports nothing else of
-    ``mcp``."""
+def test_the_mcp_server_path_never_imports_the_sdk() -> None:
+    """What ``ctxmode serve`` runs (``mcp.front``, ``registry``, ``calls`` and the bodies in
+    ``mcp.tools``) imports neither the SDK nor pydantic, not even inside a function, and never
+    ``mcp.sdk``; ``mcp.registry`` imports only the standard library and ``core``;
+    ``mcp.tools`` imports nothing else of ``mcp`` but the registry."""
     offenders = []
-    native = [PACKAGE / "mcp" / "native.py", *sorted((PACKAGE / "mcp" / "tools").glob("*.py"))]
-    for path in native:
+    mcp = PACKAGE / "mcp"
+    served = [mcp / "front.py", mcp / "registry.py", mcp / "calls.py"]
+    for path in [*served, *sorted((mcp / "tools").glob("*.py"))]:
         in_tools = path.parent.name == "tools"
         for line, module in _imports(path):
             heavy = module.split(".")[0] in HEAVY
             sdk = module.startswith("ctxmode.mcp.sdk")
-            sideways = in_tools and module.startswith("ctxmode.mcp.") and ".tools" not in module
-            if heavy or sdk or sideways:
+            sideways = (
+                in_tools
+                and module.startswith("ctxmode.mcp.")
+                and not module.startswith(("ctxmode.mcp.tools", "ctxmode.mcp.registry"))
+            )
+            above_core = (
+                path.name == "registry.py"
+                and module.startswith("ctxmode.")
+                and not module.startswith("ctxmode.core.")
+            )
+            if heavy or sdk or sideways or above_core:
                 offenders.append(f"{path.relative_to(PACKAGE)}:{line}: {module}")
     assert not offenders, offenders
+
+
+#: A double-backticked dotted name in a docstring or a ``#:`` comment: ``mcp.calls.body``.
+_DOTTED = re.compile(r"``([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?:\(\))?``")
+
+
+def _doc_texts(path: Path) -> list[tuple[int, str]]:
+    """(line, text) of the module's, classes' and functions' docstrings and ``#:`` comments."""
+    source = path.read_text(encoding="utf-8")
+    out = [
+        (n, text) for n, text in enumerate(source.splitlines(), 1) if text.strip().startswith("#:")
+    ]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            first = node.body[0] if node.body else None
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
+                out.append((first.lineno, first.value.value))
+    return out
+
+
+def _sets(cls: type, attr: str) -> bool:
+    """Whether ``cls`` annotates ``attr`` or sets it on ``self`` in its own source."""
+    try:
+        source = inspect.getsource(cls)
+    except (OSError, TypeError):
+        return False
+    return attr in cls.__dict__.get("__annotations__", {}) or f"self.{attr}" in source
+
+
+def _lookup(obj: object, attrs: list[str]) -> bool:
+    """Whether ``obj.a.b...`` exists (an instance attribute a class sets on ``self`` counts)."""
+    for attr in attrs:
+        if hasattr(obj, attr):
+            obj = getattr(obj, attr)
+            continue
+        if isinstance(obj, type):
+            return any(_sets(cls, attr) for cls in obj.__mro__ if cls.__module__ != "builtins")
+        return False
+    return True
+
+
+#: Last parts that make a dotted name a file name (``hooks.log``), not a Python name.
+_FILE_SUFFIXES = {"json", "jsonc", "jsonl", "log", "md", "py", "toml", "db", "txt", "env", "js"}
+#: SQL tables: ``chunks.path`` is a column, not a module's attribute.
+_TABLES = set(
+    re.findall(
+        r"CREATE\s+(?:VIRTUAL\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)",
+        (PACKAGE / "core" / "schema.py").read_text(encoding="utf-8"),
+    )
+)
+
+
+def _top_level_classes() -> dict[str, str]:
+    """Class name -> the module of ``ctxmode`` that defines it at top level."""
+    out: dict[str, str] = {}
+    for path in _all_files():
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef):
+                out.setdefault(node.name, _module_name(path))
+    return out
+
+
+_CLASSES = _top_level_classes()
+#: Names a dotted reference to ctxmode code starts with: a module or package (at any depth),
+#: a class, or a flat module name of the old layout (``search_query`` for ``search.query``).
+_MODULE_NAMES = {p.stem for p in _all_files()} | set(LAYERS)
+
+
+def _ours(first: str) -> bool:
+    old_flat = "_" in first.strip("_") and first.split("_")[0] in LAYERS
+    return first in _MODULE_NAMES or first in _CLASSES or old_flat
+
+
+def _importable(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _resolves(name: str, path: Path) -> bool | None:
+    """Whether the dotted ``name`` written in ``path`` names something real: a module of
+    ``ctxmode`` (from the package root, or from the writer's package or one above it) or an
+    attribute of one, a class of ``ctxmode`` and its attribute, an attribute of a name the
+    writer's module binds, or a module of the standard library or a dependency (and its
+    attribute). ``None``: not a name of code (a file, a column, a camelCase JSON key, a
+    local variable)."""
+    parts = name.split(".")
+    json_key = any(re.match(r"[a-z]+[A-Z]", part) for part in parts)  # ``folderTrust``
+    if parts[-1] in _FILE_SUFFIXES or parts[0] in _TABLES or json_key:
+        return None
+    own = _module_name(path)
+    bases = ["ctxmode"]
+    package = own if path.name == "__init__.py" else own.rsplit(".", 1)[0]
+    while package != "ctxmode":
+        bases.append(package)
+        package = package.rsplit(".", 1)[0]
+    for base in ["", *bases]:
+        for cut in range(len(parts), 0, -1):
+            candidate = ".".join(filter(None, [base, *parts[:cut]]))
+            if candidate.split(".")[0] == "ctxmode" and _is_module(candidate):
+                if _lookup(importlib.import_module(candidate), parts[cut:]):
+                    return True
+                break
+    bound = {**vars(builtins), **vars(importlib.import_module(own))}
+    if parts[0] in bound:
+        return _lookup(bound[parts[0]], parts[1:])
+    if parts[0] in _CLASSES:
+        return _lookup(importlib.import_module(_CLASSES[parts[0]]), parts)
+    if parts[0] != "ctxmode" and _importable(parts[0]):
+        for cut in range(len(parts), 0, -1):
+            if _importable(".".join(parts[:cut])):
+                return _lookup(importlib.import_module(".".join(parts[:cut])), parts[cut:])
+    return False if _ours(parts[0]) else None
+
+
+def test_dotted_names_in_docstrings_resolve() -> None:
+    """``mcp.calls.body``, ``Store.conn``, ``search.engine.MIN_BUDGET`` written in a docstring
+    or a ``#:`` comment name a module or attribute that exists: a moved or renamed module
+    leaves no stale pointer behind."""
+    stale = []
+    for path in _all_files():
+        for line, text in _doc_texts(path):
+            for match in _DOTTED.finditer(text):
+                if _resolves(match.group(1), path) is False:
+                    stale.append(f"{path.relative_to(PACKAGE)}:{line}: {match.group(1)}")
+    assert not stale, "\n".join(stale)
+
+
+def test_the_docstring_check_catches_a_stale_name() -> None:
+    """A name of the old flat layout, a missing attribute and a moved module are caught; a
+    file name, a column and a name of another library are not names to check."""
+    engine = PACKAGE / "search" / "engine.py"
+    front = PACKAGE / "mcp" / "front.py"
+    assert _resolves("search_query.parse", engine) is False
+    assert _resolves("query.no_such_function", engine) is False
+    assert _resolves("mcp.listing.load", front) is False
+    assert _resolves("query.parse", engine) is True
+    assert _resolves("mcp.calls.body", front) is True
+    assert _resolves("Store.conn", front) is True
+    assert _resolves("json.loads", front) is True
+    assert _resolves("hooks.log", front) is None
+    assert _resolves("chunks.path", front) is None

@@ -154,7 +154,7 @@ async def test_write_context_redacts_secrets(client: Any, db_path: Path) -> None
     [
         ({"type": "opinion", "content": "x"}, "one of: constraint, decision"),
         ({"type": "decision", "content": "x", "task_id": 999}, "no task with id 999"),
-        ({"type": "decision", "content": "x", "task_id": "abc"}, "task_id: Input should be"),
+        ({"type": "decision", "content": "x", "task_id": "abc"}, "task_id: expected integer"),
         ({"type": "decision", "content": "x", "file_paths": "src/a.py"}, "file_paths"),
         ({"type": "decision", "content": "x", "metadata": "json?"}, "metadata"),
         ({"type": "decision"}, "content is required"),

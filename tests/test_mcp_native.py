@@ -1,64 +1,28 @@
-"""Tool calls the stdio front runs without the SDK (``mcp.native``) get the SDK server's reply.
+"""``ctxmode serve`` against the SDK's server built from the same registry (``mcp.sdk``).
 
-The same session, request by request, goes to a real ``ctxmode serve`` (the front) and to the
-SDK server (``build_server`` over the SDK's own stdio transport), each on a fresh project with
-the same files; every reply must be the same. Well-formed calls never start the SDK server in
-``ctxmode serve`` (it says on stderr when it does); the others are its own replies.
+The same session, request by request, goes to a real ``ctxmode serve`` (the front, no SDK) and
+to the SDK's low-level server over the SDK's own stdio codec, each on a fresh project with the
+same files: every result must be the same, every error carry the same code (the front's
+messages may say more), and both stores end up with the same rows. Then the argument checks
+(``mcp.calls``) against ``jsonschema`` on the listed schemas, and the SDK's client against
+``ctxmode serve``, validating every structured result against the listed output schema.
 """
 
 from __future__ import annotations
 
 import json
-import queue
 import subprocess
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 from ctxmode import Store
-from ctxmode.mcp import native
-from ctxmode.mcp.sdk.bridge import serve_lines
-from ctxmode.mcp.sdk.server import build_server
-from test_mcp_front import INITIALIZED, _initialize, serve_session
+from ctxmode.mcp import calls, registry
+from test_mcp_front import INITIALIZED, _initialize, sdk_session, serve_session
 
 pytestmark = pytest.mark.timeout(180)
-
-SDK_STARTS = "starting the SDK server"
-
-
-class SDKSession:
-    """The SDK server on its own, fed one request at a time (each waits for its reply)."""
-
-    def __init__(self, root: Path) -> None:
-        self._feed: queue.Queue[str | None] = queue.Queue()
-        self._replies: dict[Any, dict[str, Any]] = {}
-        self._got = threading.Condition()
-        server = build_server(root / ".context" / "context.db", root)
-        self._thread = threading.Thread(
-            target=lambda: anyio.run(serve_lines, server, self._feed, self._write), daemon=True
-        )
-        self._thread.start()
-
-    def _write(self, line: str) -> None:
-        reply = json.loads(line)
-        with self._got:
-            self._replies[reply.get("id")] = reply
-            self._got.notify_all()
-
-    def session(self, lines: list[dict[str, Any]]) -> dict[Any, dict[str, Any]]:
-        for msg in lines:
-            self._feed.put(json.dumps(msg))
-            rid = msg.get("id")
-            if rid is not None:
-                with self._got:
-                    assert self._got.wait_for(lambda rid=rid: rid in self._replies, 60), msg
-        self._feed.put(None)
-        self._thread.join(30)
-        return self._replies
 
 
 def _project(tmp_path: Path, name: str) -> Path:
@@ -82,7 +46,7 @@ def _call(name: str, arguments: Any = None, **extra: Any) -> dict[str, Any]:
 
 DECISION = "Use SQLite WAL for the store\nRationale: readers never block the writer"
 
-#: Well-formed calls: the front runs each itself. Order matters (ids, tasks, links).
+#: Well-formed calls. Order matters (ids, tasks, links).
 NATIVE: list[dict[str, Any]] = [
     _call("list_tasks", {}),
     _call("session_snapshot"),
@@ -128,25 +92,29 @@ NATIVE: list[dict[str, Any]] = [
     {"method": "prompts/get", "params": {"name": "record-decision", "arguments": {"choice": "B"}}},
 ]
 
-#: What the SDK must decide (coercion, argument errors, unknown names): forwarded to it.
-FORWARDED: list[dict[str, Any]] = [
+#: Arguments to forgive or refuse, unknown names, bad params.
+CHECKED: list[dict[str, Any]] = [
     _call("create_task", {"name": "Parent"}),
-    _call("update_task", {"task_id": "1", "status": "blocked"}),  # "1": pydantic coerces
-    _call("update_task", {"task_id": 1.0, "status": "completed"}),
-    _call("update_task", {"task_id": True, "status": "completed"}),
+    _call("update_task", {"task_id": "1", "status": "blocked"}),  # "1": forgiven
+    _call("update_task", {"task_id": 1.0, "status": "completed"}),  # 1.0: forgiven
+    _call("update_task", {"task_id": True, "status": "completed"}),  # true is not 1
     _call("update_task", {"task_id": 1, "status": "done"}),  # not in the enum
+    _call("update_task", {"task_id": 2**70, "status": "done"}),  # over 64 bits
     _call("write_context", {"type": "rule", "content": "x"}),
     _call("write_context", {"content": "no type"}),
     _call("session_events", {"limit": 0}),
+    _call("session_events", {"limit": None}),  # null: the default
     _call("batch_execute", {"commands": [], "queries": []}),
     _call("search", {"queries": "retry"}),  # a string, not a JSON list
     _call("list_tasks", []),  # arguments not an object
     _call("no_such_tool", {}),
-    _call("list_tasks", {}, task={"ttl": 1}),  # a parameter the front does not know
+    _call("list_tasks", {}, task={"ttl": 1}),  # a parameter of tools/call the front ignores
     {"method": "resources/read", "params": {"uri": "ctxmode://nope"}},
     {"method": "prompts/get", "params": {"name": "record-decision", "arguments": {"x": "1"}}},
+    {"method": "prompts/get", "params": {"name": "record-decision", "arguments": {"x": 1}}},
     {"method": "prompts/get", "params": {"name": "nope"}},
-    _call("list_tasks", {}),  # well-formed again: the front runs it once more
+    {"method": "no/such/method"},
+    _call("list_tasks", {}),
 ]
 
 
@@ -155,14 +123,17 @@ def _session(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return lines + [{"jsonrpc": "2.0", "id": i + 1, **r} for i, r in enumerate(requests)]
 
 
-def _compare(tmp_path: Path, requests: list[dict[str, Any]]) -> tuple[dict[Any, Any], str]:
+def _compare(tmp_path: Path, requests: list[dict[str, Any]]) -> dict[Any, Any]:
     lines = _session(requests)
     front_root, sdk_root = _project(tmp_path, "front"), _project(tmp_path, "sdk")
-    err = tmp_path / "serve.err"
-    served = serve_session(front_root, list(lines), stderr=err)
-    sdk = SDKSession(sdk_root).session(lines)
+    served = serve_session(front_root, list(lines))
+    sdk = sdk_session(sdk_root, list(lines))
     for msg in lines[2:]:
-        assert served[msg["id"]] == sdk[msg["id"]], (msg, served[msg["id"]], sdk[msg["id"]])
+        mine, theirs = served[msg["id"]], sdk[msg["id"]]
+        if "error" in theirs:
+            assert mine["error"]["code"] == theirs["error"]["code"], (msg, mine, theirs)
+        else:
+            assert mine == theirs, (msg, mine, theirs)
     with (
         Store.open(front_root / ".context" / "context.db") as a,
         Store.open(sdk_root / ".context" / "context.db") as b,
@@ -173,12 +144,11 @@ def _compare(tmp_path: Path, requests: list[dict[str, Any]]) -> tuple[dict[Any, 
             rows_a = [{k: v for k, v in dict(r).items() if k not in strip} for r in a.query(query)]
             rows_b = [{k: v for k, v in dict(r).items() if k not in strip} for r in b.query(query)]
             assert rows_a == rows_b, table
-    return served, err.read_text(encoding="utf-8")
+    return served
 
 
-def test_well_formed_calls_get_the_sdk_servers_replies_without_it(tmp_path: Path) -> None:
-    served, err = _compare(tmp_path, NATIVE)
-    assert SDK_STARTS not in err, err
+def test_well_formed_calls_get_the_sdk_servers_replies(tmp_path: Path) -> None:
+    served = _compare(tmp_path, NATIVE)
     results = [served[i + 1].get("result", {}) for i in range(len(NATIVE))]
     errors = [i for i, r in enumerate(results) if r.get("isError")]
     # Each error case above is an error, the rest are not (the list is what it claims).
@@ -205,54 +175,118 @@ def test_well_formed_calls_get_the_sdk_servers_replies_without_it(tmp_path: Path
     assert "exit code 3" in shell["content"][0]["text"]
 
 
-def test_what_the_sdk_must_decide_is_its_own_reply(tmp_path: Path) -> None:
-    served, err = _compare(tmp_path, FORWARDED)
-    assert err.count(SDK_STARTS) == 1 and "for tools/call" in err, err
-    assert served[2]["result"]["structuredContent"]["status"] == "blocked"  # "1" coerced
-    assert "invalid arguments for update_task" in served[5]["result"]["content"][0]["text"]
-    assert served[len(FORWARDED)]["result"]["isError"] is False
+def test_argument_errors_say_what_to_send(tmp_path: Path) -> None:
+    served = _compare(tmp_path, CHECKED)
 
+    def text(rid: int) -> str:
+        reply = served[rid]
+        return str(reply["result"]["content"][0]["text"] if "result" in reply else reply["error"])
 
-def test_arguments_are_taken_only_as_the_sdk_would_take_them() -> None:
-    schema = {
-        "type": "object",
-        "properties": {
-            "n": {"anyOf": [{"type": "integer", "minimum": 1}, {"type": "null"}]},
-            "xs": {"type": "array", "items": {"type": "string"}, "maxItems": 2},
-            "t": {"type": "number", "exclusiveMinimum": 0},
-            "s": {"type": "string"},
-            "d": {"default": "x", "enum": ["x", "y"], "type": "string"},
-        },
-        "required": ["xs"],
+    assert served[2]["result"]["structuredContent"]["status"] == "blocked"
+    assert served[3]["result"]["structuredContent"]["status"] == "completed"
+    assert text(4) == (
+        "invalid arguments for update_task: task_id: expected integer (got True). "
+        "Send: task_id (integer), status (one of: pending, in_progress, blocked, completed, "
+        "cancelled)"
+    )
+    assert "status: expected one of: pending, in_progress" in text(5) and "(got 'done')" in text(5)
+    assert "task_id: expected integer of at most 64 bits" in text(6)
+    assert "type: expected one of: constraint, decision" in text(7)
+    assert "type is required" in text(8) and "content (string)" in text(8)
+    assert "limit: expected integer 1-500 (got 0)" in text(9)
+    assert served[10]["result"]["isError"] is False
+    assert "commands: expected list of string, 1-20 item(s) (got [])" in text(11)
+    assert "queries: expected list of string (got 'retry')" in text(12)
+    assert served[13]["error"]["code"] == -32602
+    assert "Unknown tool: no_such_tool. Tools: write_context, " in text(14)
+    assert served[15]["result"]["isError"] is False
+    assert served[16]["error"]["code"] == -32602 and "ctxmode://tasks" in text(16)
+    assert "unknown argument(s) x. Send any of: decision, background" in text(17)
+    assert served[18]["error"]["code"] == -32602
+    assert served[19]["error"]["code"] == -32602 and "Prompts: record-decision" in text(19)
+    assert served[20]["error"] == {
+        "code": -32601,
+        "message": "Method not found",
+        "data": "no/such/method",
     }
-    assert native.arguments(schema, {"xs": ["a"]}) == {
-        "n": None,
-        "xs": ["a"],
-        "t": None,
-        "s": None,
-        "d": "x",
-    }
-    took = native.arguments(schema, {"xs": '["a", "b"]', "t": 2, "s": "[1]", "n": "null"})
-    assert took is not None
-    assert took["xs"] == ["a", "b"] and took["s"] == "[1]" and took["n"] is None
-    assert type(took["t"]) is float
-    for given in (
-        {},  # xs is required
-        {"xs": ["a", "b", "c"]},
-        {"xs": [1]},
-        {"xs": ["a"], "n": 0},
-        {"xs": ["a"], "n": True},
-        {"xs": ["a"], "n": "5"},
-        {"xs": ["a"], "t": 0},
-        {"xs": ["a"], "d": "z"},
-        {"xs": ["a"], "s": 5},
-        ["xs"],
-    ):
-        assert native.arguments(schema, given) is None, given
-    assert native.arguments({**schema, "properties": {"s": {"minLength": 1}}}, {"s": "a"}) is None
+    assert served[len(CHECKED)]["result"]["isError"] is False
 
 
-def test_native_calls_load_neither_the_sdk_nor_pydantic(tmp_path: Path) -> None:
+#: Values tried for every parameter of every tool (beside valid values of the others).
+POOL: list[Any] = [
+    None, True, False, 0, 1, -1, 7, 2**63, 1.5, 5.0, float("inf"), "", "x", "5", "5.5", " 7 ",
+    "nan", "decision", "related", "[]", '["a"]', "{}", '{"a": 1}', "[1]", [], ["a"], ["a"] * 21,
+    [1], [None], {}, {"a": 1}, "\udc80",
+]  # fmt: skip
+
+
+def _sample(schema: dict[str, Any]) -> Any:
+    """A valid value of ``schema``."""
+    if "anyOf" in schema:
+        return _sample(schema["anyOf"][0])
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema["type"]
+    if kind in ("integer", "number"):
+        return schema.get("minimum", 1)
+    if kind == "array":
+        return [_sample(schema["items"])] * max(1, schema.get("minItems", 1))
+    return {"string": "x", "boolean": True, "object": {}}[kind]
+
+
+def _forgiven(sent: Any, took: Any, param: registry.Param) -> bool:
+    """Whether ``calls`` taking ``sent`` (which the schema refuses) as ``took`` is one of the
+    forgivenesses ``mcp.calls`` states."""
+    if sent is None:
+        return not param.required and took == param.default
+    if isinstance(sent, str):
+        if isinstance(took, int | float) and not isinstance(took, bool):
+            return float(sent) == took
+        return isinstance(took, list | dict) and json.loads(sent) == took
+    return False
+
+
+def test_arguments_are_checked_as_the_listed_schema_says() -> None:
+    """``calls.arguments`` takes what ``jsonschema`` finds valid under the listed input schema
+    and refuses the rest, but for what it states it forgives (a number or a JSON text in a
+    string, ``null`` for a default) and refuses beyond it (integers over 64 bits, lone
+    surrogates replaced); whatever it takes fits the schema once taken."""
+    import jsonschema
+
+    tried = refused = forgiven = 0
+    for tool in registry.TOOLS:
+        schema = tool.input_schema()
+        validator = jsonschema.Draft202012Validator(schema)
+        valid = {p.name: _sample(p.schema) for p in tool.params if p.required}
+        assert validator.is_valid(valid), tool.name
+        for param in tool.params:
+            for sent in POOL:
+                given = {**valid, param.name: sent}
+                tried += 1
+                try:
+                    took = calls.arguments(tool, given)
+                except calls.ArgumentError as exc:
+                    refused += 1
+                    assert param.name in str(exc) and "Send: " in str(exc)
+                    if validator.is_valid(given):  # refused beyond the schema: stated ones
+                        assert isinstance(sent, int) and abs(sent) >= 2**63, (tool.name, given)
+                    continue
+                assert list(took) == [p.name for p in tool.params]
+                taken = {k: v for k, v in took.items() if k in given}
+                assert validator.is_valid(taken), (tool.name, given, took)
+                if not validator.is_valid(given):
+                    forgiven += 1
+                    assert _forgiven(sent, took[param.name], param), (tool.name, given, took)
+    assert tried > 1500 and refused > 800 and forgiven > 40, (tried, refused, forgiven)
+    update_task = registry.TOOL["update_task"]
+    for given in ([], "x", 3):
+        with pytest.raises(calls.ArgumentError, match="arguments must be an object"):
+            calls.arguments(update_task, given)
+    took = calls.arguments(registry.TOOL["create_task"], {"name": "a\udc80b"})
+    assert took == {"name": "a\ufffdb", "parent_id": None}
+
+
+def test_tool_calls_load_neither_the_sdk_nor_pydantic(tmp_path: Path) -> None:
     """The front in-process: handshake, a write, a query, a search and a resource read."""
     code = (
         "import io, json, sys, time\n"
@@ -290,19 +324,80 @@ def test_native_calls_load_neither_the_sdk_nor_pydantic(tmp_path: Path) -> None:
     assert replies[1]["result"]["structuredContent"]["id"] == 1
     assert "Use SQLite WAL" in replies[3]["result"]["content"][0]["text"]
     assert result["heavy"] == [], result["heavy"]
-    assert SDK_STARTS not in proc.stderr
 
 
-def test_every_listed_tool_has_a_body_taking_its_arguments() -> None:
-    """What ``native`` hands a body (every property of the listed schema, defaults filled in)
-    is what the body's keyword parameters are, for every tool the server lists."""
+def test_the_sdk_client_takes_every_reply_of_ctxmode_serve(tmp_path: Path) -> None:
+    """The SDK's client over stdio: the handshake, the lists, a call of every tool (each
+    ``structuredContent`` validated by the client against the listed output schema), the
+    resources and the prompt."""
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    from conftest import CTXMODE
+
+    root = _project(tmp_path, "client")
+    assert CTXMODE
+    sample = {
+        "write_context": {"type": "decision", "content": DECISION, "file_paths": ["auth.py"]},
+        "create_task": {"name": "Ship it"},
+        "update_task": {"task_id": 1, "status": "in_progress"},
+        "link_files": {"context_id": 1, "file_paths": ["docs/retry.md"]},
+        "search": {"queries": ["WAL", "retries"]},
+        "get": {"ids": ["ctx:1"]},
+        "index": {"path": "docs"},
+        "fetch_and_index": {"url": "http://127.0.0.1:9/nothing-here"},
+        "execute": {"language": "shell", "code": "echo hi"},
+        "execute_file": {"path": "auth.py", "language": "shell", "code": "wc -l"},
+        "batch_execute": {"commands": ["echo one"], "queries": ["one"]},
+    }
+
+    async def run() -> None:
+        params = StdioServerParameters(command=CTXMODE, args=["serve"], cwd=str(root))
+        async with Client(params) as client:
+            listed = await client.list_tools()
+            assert [t.name for t in listed.tools] == [t.name for t in registry.TOOLS]
+            for tool in registry.TOOLS:
+                result = await client.call_tool(tool.name, sample.get(tool.name, {}))
+                ok = tool.name != "fetch_and_index"  # nothing listens there: a clear error
+                assert result.is_error is not ok, (tool.name, result)
+                if ok:
+                    assert set(result.structured_content or {}) == set(tool.output), tool.name
+            for resource in registry.RESOURCES:
+                read = await client.read_resource(resource.uri)
+                assert read.contents[0].uri == resource.uri
+            prompt = await client.get_prompt("record-decision", {"choice": "B"})
+            assert "- choice: B" in str(prompt.messages[0].content)
+
+    anyio.run(run)
+
+
+def test_every_tool_has_a_body_taking_its_arguments() -> None:
+    """What ``calls`` hands a body (every parameter of the row, defaults filled in) is what
+    the body's keyword parameters are, for every tool; resources and prompts have bodies."""
     import inspect
 
-    from ctxmode.mcp import listing, tools
-
-    listed = {t["name"]: t for t in listing.load()["results"]["tools/list"]["tools"]}
-    assert set(listed) == set(tools.TOOLS)
-    for name, tool in listed.items():
-        params = inspect.signature(tools.body(tools.TOOLS[name])).parameters
+    assert len(registry.TOOL) == len(registry.TOOLS)
+    for tool in registry.TOOLS:
+        params = inspect.signature(calls.body(tool.body)).parameters
         keywords = [p for p, spec in params.items() if spec.kind is spec.KEYWORD_ONLY]
-        assert keywords == list(tool["inputSchema"].get("properties", {})), name
+        assert keywords == [p.name for p in tool.params], tool.name
+    for resource in registry.RESOURCES:
+        assert len(inspect.signature(calls.body(resource.body)).parameters) == 1
+    for prompt in registry.PROMPTS:
+        assert calls.body(prompt.body)({}).startswith("Record a project decision")
+
+
+def test_the_registry_holds_the_limits_of_the_code_that_enforces_them() -> None:
+    """Enums are ``core.models``' own; restated numbers equal their sources."""
+    from ctxmode import sandbox
+    from ctxmode.core import models
+    from ctxmode.search import engine
+
+    assert registry.MIN_BUDGET_CHARS == engine.MIN_BUDGET
+    assert registry.MAX_TIMEOUT_S == sandbox.MAX_TIMEOUT_S
+    write = {p.name: p.schema for p in registry.TOOL["write_context"].params}
+    assert write["type"]["enum"] == list(models.CONTEXT_TYPES)
+    assert write["relation"]["enum"] == list(models.RELATIONS)
+    statuses = registry.TOOL["update_task"].params[1].schema["enum"]
+    assert statuses == list(models.TASK_STATUSES)
+    assert registry.PROMPT["record-decision"].arguments == models.DECISION_FIELDS

@@ -390,7 +390,7 @@ def m006_search_edits(conn: sqlite3.Connection) -> None:
     (search shows that flag) and when a document chunk is inserted (a chunk's neighbours are
     read from ``chunks``). A new event or context does not move it, so a long-lived process
     that sees only new items since its last search (an agent's hooks write on every tool
-    call) keeps what it read of the older ones (``search_cache``).
+    call) keeps what it read of the older ones (``search.cache``).
     """
     conn.executescript(
         """
@@ -490,7 +490,7 @@ def m009_rechunk_prose(conn: sqlite3.Connection) -> None:
     """Files chunked before prose was cut into passages are chunked again on the next refresh.
 
     A file one of whose text chunks is over 1,500 characters of long lines (200+ characters
-    per line on average: prose without structure, which ``chunking.chunk_text`` now cuts at
+    per line on average: prose without structure, which ``search.chunking.chunk_text`` now cuts at
     sentence ends) loses its recorded hash and mtime, so the next ``ctxmode index`` (or any
     refresh of its source) reads and chunks it again, with the usual progress bar. Nothing is
     deleted here: until then the old chunks stay searchable. Content indexed without a file

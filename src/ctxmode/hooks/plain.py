@@ -1,9 +1,10 @@
 """Plain-text rendering of injected snapshots and briefs, for agents that escape XML.
 
 Gemini CLI escapes ``<`` and ``>`` in hook context, so the model would read
-``&lt;session_knowledge&gt;``; this turns the fenced XML of ``snapshot.injection_text`` into
-the same facts as plain sections (``requests:`` then ``- item`` lines), fenced by
-``[ctxmode_data kind="..."]`` ... ``[/ctxmode_data]``. Standard library only (hook path).
+``&lt;session_knowledge&gt;``; this turns the fenced XML of
+``sessions.snapshot.injection_text`` into the same facts as plain sections (``requests:``
+then ``- item`` lines), fenced by ``[ctxmode_data kind="..."]`` ... ``[/ctxmode_data]``.
+Standard library only (hook path).
 """
 
 from __future__ import annotations

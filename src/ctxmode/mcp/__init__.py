@@ -1,15 +1,15 @@
 """The MCP face: ``ctxmode serve``, an MCP server over stdio.
 
-- ``front``: the stdio front ``ctxmode serve`` runs (standard library only): the handshake and
-  lists from ``listing.json``, well-formed tool calls, resource reads and the prompt through
-  ``native``; anything else forwarded to the SDK server it starts on first need;
-- ``native``: checks a call's arguments against the listed schema as the SDK would take them,
-  and runs the body, without the SDK;
-- ``tools``: what the tools, resources and prompt do (bodies shared by both paths, no SDK);
-- ``sdk``: the server on the ``mcp`` SDK: the tools' declarations (their schemas), argument
-  errors, and the bridge the front feeds; ``listing`` records ``listing.json`` from it.
+- ``registry``: every tool, resource and prompt, declared once (schemas, output shape,
+  annotations, where the body is); what the server lists and checks comes from it;
+- ``front``: the server ``ctxmode serve`` runs (standard library only): the handshake, the
+  lists, calls, and a JSON-RPC error for anything else;
+- ``calls``: argument checks that say what to send, running the bodies, shaping results;
+- ``tools``: the bodies (no SDK);
+- ``sdk``: the SDK's server built from the registry: the tests' oracle, never run by
+  ``ctxmode serve``.
 
-May import: the core packages and the ``store`` facade. Never another face. ``tools`` imports
-nothing else of ``mcp``; ``sdk`` imports ``tools``; ``front`` imports ``sdk`` only inside the
-function that starts it, ``native`` never.
+May import: the core packages and the ``store`` facade. Never another face. ``registry``
+imports only ``core``; ``tools`` imports only ``registry`` of ``mcp``; ``front`` and
+``calls`` never import ``sdk``; nothing imports ``sdk`` but the tests.
 """

@@ -1,31 +1,31 @@
-"""``ctxmode serve``'s stdio front: the MCP session without the SDK, as far as it can go.
+"""``ctxmode serve``: the MCP session over stdio, answered from the registry (standard library).
 
 An agent waits for ``initialize`` and ``tools/list`` before its first model request, and
-importing the ``mcp`` SDK (pydantic models of the whole protocol, its client, its HTTP stack)
-takes about a second of CPU, paid again at the model's first ctxmode tool call. The front
-answers from ``listing.json``, the SDK server's own recorded replies (``mcp.listing``):
-``initialize`` (the same version negotiation), ``ping`` and the tool, resource, template and
-prompt lists; it runs tool calls whose arguments the SDK would take as they are, resource
-reads and the prompt through ``mcp.native`` (the bodies of ``mcp.tools``, the replies the SDK
-would send), each call in its own thread. The first message it cannot answer (arguments to
-coerce or reject, an unknown method or tool, a malformed line) starts the SDK server
-(``mcp.sdk``) in a thread, on the same store, replays the client's handshake into it (its
-reply to the replayed ``initialize`` is dropped) and from then on forwards that and every
-later message the front does not run itself, so coercions and argument errors are the SDK
-server's own. A line on stderr says when, and why, the SDK server starts.
+importing the ``mcp`` SDK (pydantic models of the whole protocol, its HTTP stack) takes about a
+second of CPU. So the server is this module, with no SDK: it answers ``initialize`` (version
+negotiation), ``ping`` and the lists from ``mcp.registry``; it runs tool calls, resource reads
+and the prompt through ``mcp.calls`` (argument checks that say what to send, the bodies of
+``mcp.tools``), each call in its own thread so the next line is read meanwhile. Anything else
+gets the JSON-RPC error it deserves: a line that is not JSON (or nests too deep to parse) a
+parse error, a message that is not a request (no ``jsonrpc: "2.0"``, an id that is not a
+string or an integer) an invalid-request error, a method the server does not offer "method
+not found", bad ``params`` invalid-params; a notification gets nothing. The SDK's own server
+(``mcp.sdk``, built from the same registry) is the oracle the tests compare replies with.
+
+``record_hook`` (not listed) is Claude Code's in-agent hook call (``hooks.in_agent``); it
+records into this server's own project only.
 
 Invariants: standard library only until a tool body runs; one JSON-RPC message per line on
-the wire, written under one lock; fd 0 and 1 point at ``/dev/null`` and stderr while serving
-(as in the SDK's transport), so a child process or a stray print cannot corrupt the wire; the
-process exits when stdin closes, on SIGINT/SIGTERM, or when its parent goes away, after the
-calls still running (within a grace period) and the store are closed.
+the wire, written under one lock; fd 0 and 1 point at ``/dev/null`` and stderr while serving,
+so a child process or a stray print cannot corrupt the wire; the process exits when stdin
+closes, on SIGINT/SIGTERM, or when its parent goes away, after the calls still running
+(within a grace period) and the store are closed.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import queue
 import sys
 import threading
 import time
@@ -33,44 +33,32 @@ from pathlib import Path
 
 from ctxmode.core import config
 from ctxmode.core.errors import CtxmodeError
-from ctxmode.mcp import listing
+from ctxmode.mcp import calls, registry
 
-TYPE_CHECKING = False  # mypy reads it as true; ``typing`` is not imported at run time
+TYPE_CHECKING = False  # mypy reads it as true; ``typing`` is not imported here at run time
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import IO, Any
 
 #: How often the server checks whether its parent process is still there, in seconds.
 PARENT_POLL_S = 1.0
-#: After stdin closes or the parent goes, how long the SDK server may take to close the store.
+#: After stdin closes or the parent goes, how long running calls may take to finish.
 ORPHAN_EXIT_GRACE_S = 2.0
-#: On SIGINT/SIGTERM, how long the SDK server may take to close the store, in seconds.
+#: On SIGINT/SIGTERM, how long running calls may take to finish, in seconds.
 SIGNAL_EXIT_GRACE_S = 0.3
 #: The tool Claude Code's ``mcp_tool`` hooks call (``hooks.in_agent``). Not listed: the model
 #: never sees it, and Claude Code calls a hook's tool whether listed or not (2.1.332).
 RECORD_TOOL = "record_hook"
-#: The stateless-era (2026-07-28) discovery request; the front serves the handshake era only.
-DISCOVER = "server/discover"
 #: The tool bodies load ahead once the client has sent nothing for this long (s): a model
 #: turn, a long command. Sooner, their imports would take a core (and the GIL) from the hook
 #: calls and the agent's own start before its first model request.
 WARM_QUIET_S = 0.5
-#: Id of the ``initialize`` replayed into the SDK server; its reply is not sent on.
-REPLAY_ID = "ctxmode-front-initialize"
 
-
-def _valid_initialize(params: Any) -> bool:
-    """Whether ``initialize`` params have the shape the SDK accepts (else it answers)."""
-    if not isinstance(params, dict):
-        return False
-    info = params.get("clientInfo")
-    return (
-        isinstance(params.get("protocolVersion"), str)
-        and isinstance(params.get("capabilities"), dict)
-        and isinstance(info, dict)
-        and isinstance(info.get("name"), str)
-        and isinstance(info.get("version"), str)
-    )
+#: JSON-RPC error codes.
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
 
 
 class Front:
@@ -94,215 +82,209 @@ class Front:
         self.root = root
         self._out = wire_out
         self._out_lock = threading.Lock()
-        self._listing: dict[str, Any] | None = None
-        #: Listed tools, resources and prompts by name (or URI), from ``listing.json``.
-        self._listed: dict[str, dict[str, dict[str, Any]]] | None = None
+        self._lists: dict[str, dict[str, Any]] | None = None
         self._initialized = False
-        self._replay: list[str] = []
-        self._sdk: queue.Queue[str | None] | None = None
-        self._sdk_thread: threading.Thread | None = None
-        self._swallow = False
-        #: ``_start_sdk`` runs once, from the reading loop or from a call's thread.
-        self._sdk_lock = threading.Lock()
-        #: The one ``StoreRunner`` of native calls and, once it starts, the SDK server.
+        #: The one ``StoreRunner`` of every call, opened on the first.
         self._runner: Any = None
         self._runner_lock = threading.Lock()
-        #: Threads of native calls still running (``close`` waits for them).
+        #: Threads of calls still running (``close`` waits for them).
         self._calls: set[threading.Thread] = set()
         #: Loads the hook path and the tool bodies after the handshake (``_warm_later``).
         self._warm: threading.Thread | None = None
         #: When the last line came from the client (``time.monotonic``).
         self._last_line = time.monotonic()
+        #: Hook payload folders by whether they belong to this server's project.
+        self._own: dict[str, bool] = {}
 
     # -- the wire ----------------------------------------------------------------------------
 
     def send(self, message: dict[str, Any]) -> None:
-        self._write(json.dumps(message, ensure_ascii=False, separators=(",", ":")))
+        data = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+        # A lone surrogate must not end the loop.
+        raw = data.encode("utf-8", "replace") + b"\n"
+        with self._out_lock:
+            self._out.write(raw)
+            self._out.flush()
 
     def _reply(self, rid: Any, result: dict[str, Any]) -> None:
         self.send({"jsonrpc": "2.0", "id": rid, "result": result})
 
-    def _write(self, line: str) -> None:
-        data = line.encode("utf-8", "replace") + b"\n"  # a lone surrogate must not end the loop
-        with self._out_lock:
-            self._out.write(data)
-            self._out.flush()
-
-    def _from_sdk(self, line: str) -> None:
-        """A line the SDK server sends: on to the client, but for the replayed handshake."""
-        if self._swallow and REPLAY_ID in line:
-            reply = json.loads(line)
-            if reply.get("id") == REPLAY_ID:
-                self._swallow = False
-                if "error" in reply:
-                    print(f"ctxmode serve: replayed initialize failed: {line}", file=sys.stderr)
-                return
-        self._write(line)
+    def _error(self, rid: Any, code: int, message: str, data: Any = None) -> None:
+        error: dict[str, Any] = {"code": code, "message": message}
+        if data is not None:
+            error["data"] = data
+        self.send({"jsonrpc": "2.0", "id": rid, "error": error})
 
     # -- dispatch ----------------------------------------------------------------------------
 
     def handle(self, line: str) -> None:
-        """One line from the client."""
+        """One line from the client: a request gets exactly one reply, in order of work."""
         self._last_line = time.monotonic()
         try:
             msg = json.loads(line)
         except (ValueError, RecursionError):  # RecursionError: nesting the parser refuses
-            msg = None
+            self._error(None, PARSE_ERROR, "Parse error", "send one JSON-RPC message per line")
+            return
         if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0":
-            self._forward(line, "a message that is not JSON-RPC 2.0")
+            self._error(
+                None, INVALID_REQUEST, "Invalid Request", 'send a JSON object with "jsonrpc": "2.0"'
+            )
             return
-        if self._record is not None and self._record_call(msg):
+        method, rid = msg.get("method"), msg.get("id")
+        if method is None and ("result" in msg or "error" in msg):
+            return  # a reply to a request of ours: the server sends none
+        valid_id = isinstance(rid, str | int) and not isinstance(rid, bool)
+        if "id" in msg and not valid_id:
+            self._error(
+                None, INVALID_REQUEST, "Invalid Request", "the id must be a string or an integer"
+            )
             return
-        if self._sdk is None and self._answer(msg, line):  # lists: the SDK's, once it runs
+        if not isinstance(method, str):
+            self._error(
+                rid, INVALID_REQUEST, "Invalid Request", "a request needs a method (string)"
+            )
             return
-        if self._initialized and self._run_native(msg, line):
+        if "id" not in msg:
+            return  # a notification: ``initialized``, ``cancelled`` ... need no answer
+        params = msg.get("params")
+        if params is not None and not isinstance(params, dict):
+            self._error(
+                rid, INVALID_PARAMS, "Invalid request parameters", "params must be an object"
+            )
             return
-        self._forward(line, str(msg.get("method")))
+        self._dispatch(rid, method, params or {})
 
-    @staticmethod
-    def _request(msg: dict[str, Any], *keys: str) -> tuple[Any, dict[str, Any]] | None:
-        """(id, params) of a request whose params hold no more than ``keys`` and ``_meta``."""
-        rid, params = msg.get("id"), msg.get("params")
-        if not isinstance(rid, str | int) or isinstance(rid, bool):
-            return None
-        if params is None:
-            params = {}
-        if not isinstance(params, dict) or set(params) - {*keys, "_meta"}:
-            return None
-        return rid, params
-
-    def _record_call(self, msg: dict[str, Any]) -> bool:
-        """Run a ``record_hook`` tool call here, with the hook path (no SDK); else ``False``."""
-        rid, params = msg.get("id"), msg.get("params")
-        if (
-            msg.get("method") != "tools/call"
-            or not isinstance(params, dict)
-            or params.get("name") != RECORD_TOOL
-            or not isinstance(rid, str | int)
-            or isinstance(rid, bool)
-        ):
-            return False
-        assert self._record is not None
-        text = self._record(params.get("arguments"), os.getcwd())
-        self._reply(rid, {"content": [{"type": "text", "text": text}]})
-        return True
-
-    def _answer(self, msg: dict[str, Any], line: str) -> bool:
-        """Answer a handshake or listing message exactly as the SDK would; else ``False``."""
-        method, rid, params = msg.get("method"), msg.get("id"), msg.get("params")
-        if not isinstance(method, str) or isinstance(rid, bool | float | list | dict):
-            return False
-        if rid is None:  # a notification: ``initialized`` is replayed into the SDK server
-            if "id" in msg:
-                return False
-            if method == "notifications/initialized":
-                self._replay.append(line)
-            return True
-        if method == DISCOVER and not self._initialized:
-            # Claude Code (2.1.332) probes for the stateless 2026 era first and, on "method not
-            # found", opens with ``initialize`` at once, as with any handshake-era server. The
-            # SDK server would answer the probe, but only once it has loaded.
-            error = {"code": -32601, "message": "Method not found", "data": method}
-            self.send({"jsonrpc": "2.0", "id": rid, "error": error})
-            return True
+    def _dispatch(self, rid: Any, method: str, params: dict[str, Any]) -> None:
+        run = {
+            "tools/call": self._call_tool,
+            "resources/read": self._read_resource,
+            "prompts/get": self._get_prompt,
+        }.get(method)
         if method == "initialize":
-            if self._initialized or not _valid_initialize(params):
-                return False
-            data = self._load()
-            assert isinstance(params, dict)
-            wanted = params["protocolVersion"]
-            version = wanted if wanted in data["handshake_versions"] else data["latest_handshake"]
-            self._initialized = True
-            self._replay.insert(0, json.dumps({**msg, "id": REPLAY_ID}))
-            self._reply(rid, data["initialize"][version])
-            return True
-        if not self._initialized or (
-            params is not None and (not isinstance(params, dict) or set(params) - {"_meta"})
+            self._initialize(rid, params)
+        elif method == "ping":
+            self._reply(rid, {})
+        elif run is None and method not in self._listings():
+            # ``server/discover`` too: Claude Code (2.1.332) probes for the stateless 2026 era
+            # first and, on "method not found", opens with ``initialize`` at once.
+            self._error(rid, METHOD_NOT_FOUND, "Method not found", method)
+        elif not self._initialized:
+            self._error(rid, INVALID_REQUEST, "Invalid Request", "send initialize first")
+        elif run is not None:
+            run(rid, params)
+        else:
+            self._reply(rid, self._listings()[method])
+            if method == "tools/list" and self._warm_after_handshake:
+                self._warm_later()
+
+    def _initialize(self, rid: Any, params: dict[str, Any]) -> None:
+        info = params.get("clientInfo")
+        if not (
+            isinstance(params.get("protocolVersion"), str)
+            and isinstance(params.get("capabilities"), dict)
+            and isinstance(info, dict)
+            and isinstance(info.get("name"), str)
         ):
-            return False
-        results = self._load()["results"]
-        if method not in results:
-            return False
-        self._reply(rid, results[method])
-        if method == "tools/list" and self._warm_after_handshake:
-            self._warm_later()
-        return True
+            self._error(
+                rid,
+                INVALID_PARAMS,
+                "Invalid request parameters",
+                "initialize takes protocolVersion (string), capabilities (object) and "
+                "clientInfo (object with name and version)",
+            )
+            return
+        self._initialized = True
+        self._reply(rid, registry.initialize_result(params["protocolVersion"]))
 
-    def _run_native(self, msg: dict[str, Any], line: str) -> bool:
-        """Run a tool call, resource read or prompt ``native`` can take; else ``False``."""
-        method = msg.get("method")
-        if method == "tools/call":
-            return self._call_tool(msg)
-        if method == "resources/read":
-            return self._read_resource(msg, line)
-        if method == "prompts/get":
-            return self._get_prompt(msg)
-        return False
+    def _listings(self) -> dict[str, dict[str, Any]]:
+        if self._lists is None:
+            self._lists = registry.lists()
+        return self._lists
 
-    def _named(
-        self, msg: dict[str, Any], kind: str, key: str, *keys: str
-    ) -> tuple[Any, dict[str, Any], dict[str, Any]] | None:
-        """(id, params, listed entry) of a request naming by ``key`` an item listed under
-        ``kind``, whose params hold no more than ``key``, ``keys`` and ``_meta``."""
-        request = self._request(msg, key, *keys)
-        if request is None:
-            return None
-        rid, params = request
-        name = params.get(key)
-        entry = self._listed_items()[kind].get(name) if isinstance(name, str) else None
-        return None if entry is None else (rid, params, entry)
+    def _call_tool(self, rid: Any, params: dict[str, Any]) -> None:
+        name, given = params.get("name"), params.get("arguments")
+        if not isinstance(name, str) or not isinstance(given, dict | None):
+            why = "tools/call takes name (string) and arguments (object)"
+            self._error(rid, INVALID_PARAMS, "Invalid request parameters", why)
+            return
+        if name == RECORD_TOOL and self._record is not None:
+            self._reply(rid, {"content": [{"type": "text", "text": self._record_hook(given)}]})
+            return
+        tool = registry.TOOL.get(name)
+        if tool is None:
+            known = ", ".join(registry.TOOL)
+            self._reply(rid, calls.error_result(f"Unknown tool: {name}. Tools: {known}"))
+            return
+        self._spawn(lambda: self._reply(rid, calls.call_tool(self._store(), tool, given)))
 
-    def _call_tool(self, msg: dict[str, Any]) -> bool:
-        from ctxmode.mcp import native, tools
+    def _record_hook(self, arguments: Any) -> str:
+        """Record an in-agent hook call, if it is about this server's project; else drop it
+        (a payload naming another folder must not write into that folder's store)."""
+        assert self._record is not None
+        payload = arguments.get("payload") if isinstance(arguments, dict) else None
+        cwd = payload.get("cwd") if isinstance(payload, dict) else None
+        if isinstance(cwd, str) and cwd and not self._own_folder(cwd):
+            print(f"ctxmode serve: record_hook for {cwd[:200]!r} dropped: not this server's "
+                  f"project ({self._project()})", file=sys.stderr)  # fmt: skip
+            return ""
+        return self._record(arguments, os.getcwd())
 
-        found = self._named(msg, "tools", "name", "arguments")
-        target = tools.TOOLS.get(found[2]["name"]) if found else None
-        if found is None or target is None:
-            return False
-        rid, params, tool = found
-        args = native.arguments(tool["inputSchema"], params.get("arguments"))
-        if args is None:
-            return False
-        body, name = target, tool["name"]
-        self._spawn(lambda: self._reply(rid, native.call_tool(self._store(), name, body, args)))
-        return True
+    def _project(self) -> str:
+        return str(self.root) if self.root is not None else config.find_root(os.getcwd())
 
-    def _read_resource(self, msg: dict[str, Any], line: str) -> bool:
-        from ctxmode.mcp import native, tools
+    def _own_folder(self, folder: str) -> bool:
+        """Whether hook calls from ``folder`` belong to this server's project (same root)."""
+        own = self._own.get(folder)
+        if own is None:
+            try:
+                own = os.path.realpath(config.find_root(folder)) == os.path.realpath(
+                    self._project()
+                )
+            except (OSError, ValueError, CtxmodeError):
+                own = False
+            self._own[folder] = own
+        return own
 
-        found = self._named(msg, "resources", "uri")
-        target = tools.RESOURCES.get(found[2]["uri"]) if found else None
-        if found is None or target is None:
-            return False
-        rid, _params, resource = found
-        body = target
+    def _read_resource(self, rid: Any, params: dict[str, Any]) -> None:
+        uri = params.get("uri")
+        resource = registry.RESOURCE.get(uri) if isinstance(uri, str) else None
+        if resource is None:
+            known = ", ".join(registry.RESOURCE)
+            self._error(
+                rid, INVALID_PARAMS, f"Unknown resource: {uri}. Resources: {known}", {"uri": uri}
+            )
+            return
 
         def read() -> None:
             try:
-                result = native.read_resource(self._store(), resource, body)
-            except Exception:  # noqa: BLE001 - read-only: the SDK server reads it again
-                self._forward(line, f"resources/read of {resource['uri']} failed")
+                result = calls.read_resource(self._store(), resource)
+            except CtxmodeError as exc:
+                self._error(rid, INVALID_PARAMS, str(exc), {"uri": uri})
+                return
+            except Exception as exc:  # noqa: BLE001 - the client still gets its answer
+                print(f"ctxmode serve: reading {uri} failed: {exc!r}", file=sys.stderr)
+                self._error(rid, -32603, f"Error reading resource {uri}")
                 return
             self._reply(rid, result)
 
         self._spawn(read)
-        return True
 
-    def _get_prompt(self, msg: dict[str, Any]) -> bool:
-        from ctxmode.mcp import native, tools
-
-        found = self._named(msg, "prompts", "name", "arguments")
-        if found is None or found[2]["name"] != tools.DECISION_PROMPT:
-            return False
-        rid, params, prompt = found
-        result = native.get_prompt(prompt, params.get("arguments"))
-        if result is None:
-            return False
+    def _get_prompt(self, rid: Any, params: dict[str, Any]) -> None:
+        name = params.get("name")
+        prompt = registry.PROMPT.get(name) if isinstance(name, str) else None
+        if prompt is None:
+            known = ", ".join(registry.PROMPT)
+            self._error(rid, INVALID_PARAMS, f"Unknown prompt: {name}. Prompts: {known}")
+            return
+        try:
+            result = calls.get_prompt(prompt, params.get("arguments"))
+        except calls.ArgumentError as exc:
+            self._error(rid, INVALID_PARAMS, str(exc))
+            return
         self._reply(rid, result)
-        return True
 
     def _spawn(self, work: Callable[[], None]) -> None:
-        """Run a native call in its own thread, so the next line is read meanwhile."""
+        """Run a call in its own thread, so the next line is read meanwhile."""
 
         def run() -> None:
             try:
@@ -323,16 +305,6 @@ class Front:
                 self._runner = StoreRunner(self.db_path, self.root)
             return self._runner
 
-    def _listed_items(self) -> dict[str, dict[str, dict[str, Any]]]:
-        if self._listed is None:
-            results = self._load()["results"]
-            self._listed = {
-                "tools": {t["name"]: t for t in results["tools/list"]["tools"]},
-                "resources": {r["uri"]: r for r in results["resources/list"]["resources"]},
-                "prompts": {p["name"]: p for p in results["prompts/list"]["prompts"]},
-            }
-        return self._listed
-
     def _warm_later(self) -> None:
         """After the handshake, load in the background (once) what the next calls need: the
         in-agent hook path at once (the agent's next hook call, UserPromptSubmit, comes before
@@ -343,8 +315,6 @@ class Front:
             self._warm.start()
 
     def _load_ahead(self) -> None:
-        from ctxmode.mcp import tools
-
         if self._prepare is not None:
             try:
                 self._prepare()
@@ -353,52 +323,9 @@ class Front:
         while (quiet := time.monotonic() - self._last_line) < WARM_QUIET_S:
             time.sleep(WARM_QUIET_S - quiet)
         try:
-            tools.load_all()
+            calls.load_all()
         except Exception as exc:  # noqa: BLE001 - the first call loads it instead
             print(f"ctxmode serve: warm-up failed: {exc!r}", file=sys.stderr)
-
-    def _load(self) -> dict[str, Any]:
-        if self._listing is None:
-            self._listing = listing.load()
-        return self._listing
-
-    def _forward(self, line: str, why: str) -> None:
-        self._ensure_sdk(why)
-        assert self._sdk is not None
-        self._sdk.put(line)
-
-    def _ensure_sdk(self, why: str) -> None:
-        with self._sdk_lock:
-            if self._sdk is None:
-                print(f"ctxmode serve: starting the SDK server for {why[:100]}", file=sys.stderr)
-                self._start_sdk()
-
-    def _start_sdk(self) -> None:
-        """Start the SDK server and replay the handshake the front answered."""
-        feed: queue.Queue[str | None] = queue.Queue()
-        for line in self._replay:
-            feed.put(line)
-        self._swallow = bool(self._replay) and self._initialized
-        self._replay = []
-        self._sdk = feed
-        self._sdk_thread = threading.Thread(
-            target=self._run_sdk, args=(feed,), name="ctxmode-mcp", daemon=True
-        )
-        self._sdk_thread.start()
-
-    def _run_sdk(self, feed: queue.Queue[str | None]) -> None:
-        import anyio
-
-        from ctxmode.mcp.sdk.bridge import serve_lines
-        from ctxmode.mcp.sdk.server import build_server
-
-        try:
-            server = build_server(self.db_path, self.root, runner=self._store())
-            anyio.run(serve_lines, server, feed, self._from_sdk)
-        except BaseException as exc:  # the client would wait forever for its replies
-            print(f"ctxmode serve: the MCP server stopped: {exc!r}", file=sys.stderr)
-            sys.stderr.flush()
-            os._exit(1)
 
     @property
     def warming(self) -> bool:
@@ -406,14 +333,11 @@ class Front:
         return self._warm is not None and self._warm.is_alive()
 
     def close(self, timeout: float = ORPHAN_EXIT_GRACE_S) -> None:
-        """Let running calls finish and end the SDK session, at most ``timeout`` in all; then
-        close the store unless a call still runs."""
+        """Let running calls finish, at most ``timeout`` in all; then close the store unless
+        a call still runs."""
         deadline = time.monotonic() + timeout
         for thread in list(self._calls):
             thread.join(max(0.0, deadline - time.monotonic()))
-        if self._sdk is not None and self._sdk_thread is not None:
-            self._sdk.put(None)
-            self._sdk_thread.join(max(0.0, deadline - time.monotonic()))
         if self._runner is not None and not self._calls:
             self._runner.close()
 
@@ -467,8 +391,8 @@ def serve(
 ) -> None:
     """Run the server over stdio until stdin closes or ``parent_pid`` (default: ours) exits.
 
-    ``record``: runs in-agent hook calls (``record_hook``); without it they go to the SDK
-    server, which does not know the tool. ``prepare``: loads what ``record`` needs, ahead.
+    ``record``: runs in-agent hook calls (``record_hook``); without it the tool is unknown.
+    ``prepare``: loads what ``record`` needs, ahead.
     """
     parent = parent_pid if parent_pid is not None else os.getppid()
     wire_in, wire_out = _claim_stdio()
@@ -485,7 +409,7 @@ def serve(
         pass
     front.close()
     if front.warming:
-        # A daemon thread still importing the SDK makes interpreter teardown fragile.
+        # A daemon thread still importing the bodies makes interpreter teardown fragile.
         sys.stderr.flush()
         os._exit(0)
 

@@ -48,23 +48,23 @@ MAX_DF_ENTRIES = 50_000
 #: ~40,000 items. Reaching a cap drops the older half of the cached texts.
 MAX_TEXT_ENTRIES = 120_000
 MAX_TEXT_CHARS = 4_000_000
-#: Rows of per-word BM25 scores kept at most (``search_lists.word_scores``; 16 bytes a row in
+#: Rows of per-word BM25 scores kept at most (``lists.word_scores``; 16 bytes a row in
 #: arrays, so ~16 MB). Reaching it drops the older half of the lists.
 MAX_SCORED_ROWS = 1_000_000
-#: Item rows (``search_rank.ROW_SQL``) and neighbour lists kept at most between writes; their
+#: Item rows (``rank.ROW_SQL``) and neighbour lists kept at most between writes; their
 #: texts are mostly the very strings ``tokens_at`` holds. Reaching it empties them.
 MAX_ROWS = 10_000
 
-#: Row ids and, aligned, their BM25 scores for one word (``search_lists.word_scores``).
+#: Row ids and, aligned, their BM25 scores for one word (``lists.word_scores``).
 WordScores: TypeAlias = "tuple[array[int], array[float]]"
 
 
 class FieldTokens:
-    """What the rerank keeps of one field of an item (built by ``search_rank``).
+    """What the rerank keeps of one field of an item (built by ``rank``).
 
     ``asked``: token ranges ``[lo, hi)`` of the field's questions (sentences ending in "?");
     ``says_when``: whether it names a time, worked out on first use (``None`` until then);
-    ``stemmed``: the generation of ``search_rank``'s stem table that holds every token's stem
+    ``stemmed``: the generation of ``rank``'s stem table that holds every token's stem
     (-1: not stemmed yet).
     """
 
@@ -121,7 +121,7 @@ class StoreCache:
     #: (word, row-id span or None) -> the word's BM25 score in each row holding it.
     word_scores: dict[tuple[str, tuple[int, int] | None], WordScores] = field(default_factory=dict)
     _scored_rows: int = 0
-    #: Row id -> its ``search_rank.ROW_SQL`` row.
+    #: Row id -> its ``rank.ROW_SQL`` row.
     rows: dict[int, tuple[Any, ...]] = field(default_factory=dict)
     #: (filter SQL, its parameters) -> seed row id -> (neighbour row id, offset) pairs.
     neighbours: dict[tuple[str, tuple[Any, ...]], dict[int, list[tuple[int, int]]]] = field(
@@ -132,7 +132,7 @@ class StoreCache:
         """Drop what the last writes may have changed since the last ``settle``; return self.
 
         Store-wide counts and scores go after any write. When items were only added since
-        (``schema.m006_search_edits`` has not moved and no row id went down), item rows and
+        (``core.schema.m006_search_edits`` has not moved and no row id went down), item rows and
         neighbour lists stay, and document frequencies are brought up to date by counting the
         new items only (``doc_count``).
         """
@@ -185,7 +185,7 @@ class StoreCache:
 
     def has_room(self, chars: int, entries: int) -> bool:
         """Whether ``chars`` more cached characters in ``entries`` more entries stay well under
-        the caps (work done ahead, ``search.warm``, never pushes out what searches put in)."""
+        the caps (work done ahead, ``engine.warm``, never pushes out what searches put in)."""
         return (
             self._text_chars + chars < MAX_TEXT_CHARS * 0.9
             and len(self.redacted) + len(self.tokens_at) + entries < MAX_TEXT_ENTRIES * 0.9

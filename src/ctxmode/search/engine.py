@@ -1,9 +1,9 @@
 """Full-text search over contexts, session events and indexed document chunks.
 
 Pipeline (``search``):
-1. ``search_query.parse`` cuts the text into quoted terms (no user text reaches FTS5 syntax);
-   a word with irregular forms ("go": "went", "gone"; ``search_forms``) searches for all of them;
-2. up to four ranked lists from ``search_items`` (``search_lists``): BM25 on ``search_fts``
+1. ``query.parse`` cuts the text into quoted terms (no user text reaches FTS5 syntax);
+   a word with irregular forms ("go": "went", "gone"; ``forms``) searches for all of them;
+2. up to four ranked lists from ``search_items`` (``lists``): BM25 on ``search_fts``
    (porter, titles weighted ``TITLE_WEIGHT`` times the body, and the neighbour ``context`` of
    a document chunk, the ends of the two chunks before it, ``CONTEXT_WEIGHT`` times; summed
    from cached per-word scores when the filters allow), BM25 on ``search_trigram``
@@ -14,14 +14,14 @@ Pipeline (``search``):
    a ``source`` filter the full-text lists only look at that source's row-id span;
 3. reciprocal rank fusion (``RRF_K`` = 60) of those lists;
 4. a rerank of the best ``RERANK_POOL`` by IDF-weighted term coverage (words found only in the
-   context count ``search_rank.W_CONTEXT`` as much), title match, term proximity and phrase
+   context count ``rank.W_CONTEXT`` as much), title match, term proximity and phrase
    adjacency; the best candidates lend part of their score to the chunks up to
-   ``search_rank.NEIGHBOUR_SPAN`` places around them; superseded contexts are multiplied by
+   ``rank.NEIGHBOUR_SPAN`` places around them; superseded contexts are multiplied by
    ``SUPERSEDED_FACTOR`` and flagged;
 5. when nothing matched at all, each unknown word is corrected against the indexed vocabulary
    (edit distance over ``fts5vocab``), the search runs again and ``corrected_query`` says so.
 
-Per-store data reused between queries lives in ``search_cache``: store-wide numbers are
+Per-store data reused between queries lives in ``cache``: store-wide numbers are
 dropped as soon as the store changes, rows and term counts survive writes that only add items,
 and stemmed and redacted item texts are kept while their item holds the same text.
 
@@ -263,7 +263,7 @@ def warm(
 
     Returns the ``below`` to pass next, or ``None`` when no item is left or the cache has no
     room (warming never pushes out what searches cached). A server calls it repeatedly, in
-    idle moments after a search (``mcp_base.StoreRunner.warm_later``).
+    idle moments after a search (``mcp.tools.common.StoreRunner.warm_later``).
     """
     cache = sc.for_store(store)
     conn = store.conn
@@ -400,7 +400,7 @@ def _adjacent_chunks(
     params: list[Any],
     known: dict[int, list[tuple[int, int]]],
 ) -> dict[int, list[tuple[int, int]]]:
-    """``(row id, offset)`` of the chunks up to ``search_rank.NEIGHBOUR_SPAN`` places before
+    """``(row id, offset)`` of the chunks up to ``rank.NEIGHBOUR_SPAN`` places before
     (negative offset) and after each chunk in ``ids`` (same source and file) that pass the
     filters; ``known`` holds (and gets) the lists already read under these filters."""
     missing = [i for i in ids if i not in known]

@@ -4,7 +4,7 @@ A *source* is the unit that was indexed: one file, one folder (many files), one 
 one fetched URL or one sandbox output, named by a unique label. Invariants:
 - (re-)indexing a source replaces all its chunks in one transaction; readers never see half;
 - every stored title and chunk is redacted (``.env`` files have every value masked);
-- paths resolve inside the project (``knowledge.normalize_path``; symlinks pointing out are
+- paths resolve inside the project (``knowledge.contexts.normalize_path``; symlinks pointing out are
   refused unless the project lists the location under ``allow_outside_paths``);
 - folder walks honour ``.gitignore`` files (each one for its own subtree; a negation cannot
   re-include what a parent folder's file ignored), skip VCS/tool folders, binaries and files

@@ -7,8 +7,9 @@ Up to four lists of ``search_items`` row ids, best first, ``ARM_DEPTH`` deep:
   ``CONTEXT_WEIGHT`` times;
 - **trigram**: BM25 on ``search_trigram`` (substrings of Latin words), skipped when the porter
   list already fills the rerank pool;
-- **bigram**: BM25 on ``search_cjk`` (``schema.m008``), the query's CJK bigrams OR-ed, titles
-  weighted as in the porter list (CMRC 2018, bench/cmrc.py: R@5 0.836 -> 0.995);
+- **bigram**: BM25 on ``search_cjk`` (``core.schema.m008_search_cjk``), the query's CJK
+  bigrams OR-ed, titles weighted as in the porter list (CMRC 2018, bench/cmrc.py: R@5
+  0.836 -> 0.995);
 - **substring**: a scan for lone CJK characters (1-character runs: no bigram holds them).
 
 ``fuse`` adds ``weight / (RRF_K + rank)`` per list. With a ``source`` filter the full-text lists
@@ -24,7 +25,7 @@ LoCoMo question (identical lists) and by a test against FTS5 on random queries. 
 costs one FTS5 query the first time; later queries with the word only add numbers: the porter
 list of a LoCoMo question went from 2.6 ms (one FTS5 query) to 1.6 ms on first use and 0.8 ms
 once its words are cached (an ad hoc script over all 1,536 questions). The lists are table-wide
-counts, so they are dropped whenever the store changes (``search_cache``). They are used only
+counts, so they are dropped whenever the store changes (``cache``). They are used only
 when the filters are none or a source whose row-id span holds no other source's items (the
 common case: a document's chunks are written together); any other filter runs the one FTS5
 query as before.
@@ -61,8 +62,9 @@ RRF_K = 60
 #: BM25 column weights (title, body): a word in the title counts this many times more.
 TITLE_WEIGHT = 5.0
 BODY_WEIGHT = 1.0
-#: BM25 weight of the neighbour context column of ``search_fts`` (see ``schema.m005``): words
-#: of the item just before count, but far less than the item's own.
+#: BM25 weight of the neighbour context column of ``search_fts`` (see
+#: ``core.schema.m005_search_context``): words of the item just before count, but far less
+#: than the item's own.
 CONTEXT_WEIGHT = 0.3
 #: Fusion weights of the ranked lists; porter words are the most precise signal.
 ARM_WEIGHTS = {"porter": 1.0, "trigram": 0.6, "bigram": 1.0, "substring": 1.0}

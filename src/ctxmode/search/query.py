@@ -78,7 +78,7 @@ class Term:
     """One query term: a lowercase Latin word, or a CJK run (``cjk=True``).
 
     ``forms`` are other spellings that count as the same term: the irregular forms of a word
-    (``search_forms``: "went" for "go"), searched and matched alongside it.
+    (``forms``: "went" for "go"), searched and matched alongside it.
     """
 
     text: str

@@ -8,7 +8,7 @@ other. Two features read the query as a question: query words that an item holds
 its own questions ("What inspired you?") lose ``W_ASKED`` of their weight, and that item lends
 its reply (the next chunk) ``NEIGHBOUR_SHARE_REPLY`` more; a question about time ("When did
 ...", ``asks_when``) adds ``W_WHEN`` to items that say when ("last week", "in May").
-Words are compared through the index's own porter stems (``search_query.light_stem`` for a
+Words are compared through the index's own porter stems (``query.light_stem`` for a
 token it does not know) so that "painting" meets "paint"; CJK terms are compared as substrings.
 """
 
@@ -131,7 +131,7 @@ def porter_of(conn: sqlite3.Connection, words: Sequence[str]) -> list[str]:
 
 
 def _learn_stems(conn: sqlite3.Connection, words: set[str]) -> None:
-    """Stem the ``words`` not stemmed yet, in one batch (``search_query.porter_stems``)."""
+    """Stem the ``words`` not stemmed yet, in one batch (``query.porter_stems``)."""
     # A C-level filter over ``words``: ``words - _PORTER.keys()`` would copy every known word.
     new = set(itertools.filterfalse(_PORTER.__contains__, words))
     if not new:
@@ -565,12 +565,12 @@ def snippet_for(parsed: sq.ParsedQuery, text: str, width: int = SNIPPET_CHARS) -
     return "".join(out)
 
 
-#: One Latin word character (``search_query.LATIN_WORD_CHAR``), to find where a token starts.
+#: One Latin word character (``query.LATIN_WORD_CHAR``), to find where a token starts.
 _WORD_CHAR = re.compile(sq.LATIN_WORD_CHAR)
 
 
 def _tokens_starting(lowered: str, prefixes: set[str]) -> list[tuple[int, int, str]]:
-    """(start, end, token) of the Latin tokens of ``lowered`` (as ``search_query.TOKEN`` cuts
+    """(start, end, token) of the Latin tokens of ``lowered`` (as ``query.TOKEN`` cuts
     them) that start with one of ``prefixes`` (non-empty), in text order."""
     found: dict[int, tuple[int, int, str]] = {}
     for prefix in prefixes:

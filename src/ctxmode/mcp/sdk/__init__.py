@@ -1,10 +1,9 @@
-"""ctxmode's MCP server on the ``mcp`` SDK: the tool contract, and what the front forwards.
+"""ctxmode's MCP server on the ``mcp`` SDK, built from the registry: the oracle the tests hold
+``ctxmode serve`` (``mcp.front``) to, and an in-process server for ``mcp.Client``.
 
-- ``server``: ``build_server``, the server class (lean listings, argument errors that say what
-  to send) and ``declarer``, which runs a declaration's body from ``mcp.tools``;
-- ``knowledge``, ``sessions``, ``search``, ``sandbox``: the tools' declarations (signatures and
-  flat output models), one module per module of ``mcp.tools``;
-- ``bridge``: runs an SDK session on lines the front hands it.
+- ``server``: ``build_server``, the SDK's low-level ``Server`` answering from ``mcp.registry``
+  and running calls through ``mcp.calls``;
+- ``bridge``: runs an SDK session on JSON-RPC lines (the differential tests feed it).
 
-Imported only when the front forwards a message, ``listing`` records, or a test asks.
+``ctxmode serve`` never imports it.
 """

@@ -1,10 +1,9 @@
-"""The SDK server behind the stdio front (``mcp.front``), fed lines instead of stdin.
+"""The SDK server (``sdk.server``) fed JSON-RPC lines instead of stdin.
 
-``serve_lines(server, lines, write)`` runs an ``MCPServer`` session exactly as
-``run_stdio_async`` does (the SDK's ``stdio_server`` transport, the same JSON codec), but reads
-JSON-RPC lines from a ``queue.Queue`` (``None`` ends the session) and hands every line it sends
-to ``write``. The front starts it in a thread on the first request it cannot answer itself;
-``listing`` uses it to record what the front answers without it.
+``serve_lines(server, lines, write)`` runs a session of the SDK's ``Server`` exactly as over
+stdio (the SDK's ``stdio_server`` transport, the same JSON codec), but reads lines from a
+``queue.Queue`` (``None`` ends the session) and hands every line it sends to ``write``: the
+differential tests send the same lines to it and to ``ctxmode serve``.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 import anyio.to_thread
-from mcp.server.mcpserver import MCPServer
+from mcp.server import Server
 from mcp.server.stdio import stdio_server
 
 
@@ -48,10 +47,9 @@ class _LineWriter:
 
 
 async def serve_lines(
-    server: MCPServer[Any], lines: queue.Queue[str | None], write: Callable[[str], None]
+    server: Server[Any], lines: queue.Queue[str | None], write: Callable[[str], None]
 ) -> None:
     """Serve one session: lines from ``lines`` in, each reply line to ``write``."""
-    lowlevel = server._lowlevel_server
     stdin, stdout = cast(Any, _QueueLines(lines)), cast(Any, _LineWriter(write))
     async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):
-        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+        await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -2,9 +2,9 @@
 ``record-decision`` prompt.
 
 Each tool body is ``fn(call, **arguments) -> ToolOutput``: ``call`` is the server's
-``StoreRunner``, the arguments are validated and complete (defaults filled in) by the path that
-runs it (``mcp.native`` or the SDK server, whose declarations in ``mcp.sdk.knowledge`` give
-their schemas). A ``CtxmodeError`` is the caller's mistake and becomes an ``isError`` result.
+``StoreRunner``, the arguments are checked and complete (defaults filled in) by ``mcp.calls``
+from the tool's row in ``mcp.registry``. A ``CtxmodeError`` is the caller's mistake and becomes
+an ``isError`` result.
 """
 
 from __future__ import annotations
@@ -14,11 +14,9 @@ from typing import Any
 
 from ctxmode.core.models import DECISION_FIELDS
 from ctxmode.core.redact import redact
+from ctxmode.mcp.registry import DEFAULT_BUDGET_TOKENS
 from ctxmode.mcp.tools.common import StoreRunner, ToolOutput, date, fence
 from ctxmode.store import Store
-
-#: Budget of ``query_context``'s packed text when the agent gives none (estimated tokens).
-DEFAULT_BUDGET_TOKENS = 4000
 
 
 def _task_tree_text(tasks: Sequence[Any]) -> str:

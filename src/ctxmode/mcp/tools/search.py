@@ -12,6 +12,7 @@ from typing import Any
 
 from ctxmode.core.config import SEARCH_MIN_BUDGET, search_warmup_enabled
 from ctxmode.core.errors import InvalidInput
+from ctxmode.mcp.registry import MAX_QUERIES, SEARCH_BUDGET
 from ctxmode.mcp.tools.common import StoreRunner, ToolOutput, date, fence
 from ctxmode.store import Store
 
@@ -19,10 +20,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ctxmode.search.engine import Item, SearchResult
 
-#: Queries accepted in one ``search`` call, and the characters all their hits share.
-MAX_QUERIES = 10
-SEARCH_BUDGET = 6000
-GET_BUDGET = 20000
 #: Characters of a query echoed back; a pasted 10 KB query must not blow the output budget.
 QUERY_ECHO_CHARS = 200
 
@@ -30,7 +27,7 @@ QUERY_ECHO_CHARS = 200
 def search_many(store: Store, queries: list[str], **filters: Any) -> list[SearchResult]:
     """Run each query with the same filters; the budget is shared evenly between queries.
 
-    File-backed sources are refreshed first (at most every ``indexing.REFRESH_EVERY_S``), so
+    File-backed sources are refreshed first (at most every ``search.indexing.REFRESH_EVERY_S``), so
     edited or deleted files are searched as they are.
     """
     if not queries:
