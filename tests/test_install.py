@@ -51,6 +51,10 @@ FILES: dict[str, dict[str, tuple[str, str]]] = {
         "project": (".qwen/settings.json", ".qwen/settings.json"),
         "user": (".qwen/settings.json", ".qwen/settings.json"),
     },
+    "copilot-cli": {
+        "project": (".github/copilot/settings.local.json", ".github/mcp.json"),
+        "user": (".copilot/settings.json", ".copilot/mcp-config.json"),
+    },
 }
 
 #: The agent's own event names that must carry a ctxmode hook.
@@ -111,12 +115,23 @@ EVENTS = {
         "Stop",
         "SessionEnd",
     },
+    "copilot-cli": {
+        "PreToolUse",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "UserPromptSubmit",
+        "PreCompact",
+        "SessionStart",
+        "Stop",
+        "SessionEnd",
+    },
 }
 NESTED = {"claude-code", "gemini-cli", "codex", "qwen-code"}
 SERVERS_KEY = {
     "claude-code": "mcpServers",
     "gemini-cli": "mcpServers",
     "qwen-code": "mcpServers",
+    "copilot-cli": "mcpServers",
     "cursor": "mcpServers",
     "vscode": "servers",
     "opencode": "mcp",
@@ -164,7 +179,7 @@ def _seed(agent: str, scope: str, project: Path, home: Path) -> dict[Path, bytes
         files[base / hooks_rel] = _dump(
             {"version": 1, "hooks": {"afterShellExecution": [{"command": FOREIGN_CMD}]}}
         )
-    elif agent == "vscode":
+    elif agent in ("vscode", "copilot-cli"):
         files[base / hooks_rel] = _dump(
             {"hooks": {"PostToolUse": [{"type": "command", "command": FOREIGN_CMD}]}}
         )
@@ -771,3 +786,22 @@ def test_qwen_code_reports_what_stops_its_hooks(project: Path, home: Path) -> No
     settings.write_text(json.dumps({"disableAllHooks": True}))
     (problem,) = inst.status("qwen-code", project_root=project, home=home).problems
     assert "disableAllHooks" in problem
+
+
+def test_copilot_cli_trust_is_recorded_where_copilot_reads_it(project: Path, home: Path) -> None:
+    config_json = home / ".copilot" / "config.json"
+    config_json.parent.mkdir(parents=True)
+    managed = '// This file is managed automatically.\n{\n  "firstLaunchAt": "2026-03-11"\n}\n'
+    config_json.write_text(managed)
+    plain = inst.install("copilot-cli", project_root=project, home=home)
+    assert any("--trust" in c.summary for c in plain.changes)
+    (problem,) = inst.status("copilot-cli", project_root=project, home=home).problems
+    assert "does not trust" in problem
+    trusted = inst.install("copilot-cli", project_root=project, home=home, trust=True)
+    assert any(c.path == str(config_json) for c in trusted.changes)
+    text = config_json.read_text()
+    assert text.startswith("// This file is managed automatically.")  # its comment kept
+    assert jsonc.loads(text) == {"firstLaunchAt": "2026-03-11", "trustedFolders": [str(project)]}
+    assert inst.status("copilot-cli", project_root=project, home=home).problems == ()
+    again = inst.install("copilot-cli", project_root=project, home=home, trust=True)
+    assert {c.action for c in again.changes} == {"unchanged"}

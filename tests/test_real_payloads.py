@@ -1,6 +1,6 @@
 """The payloads the real agents sent in the e2e runs (``tests/fixtures/hooks/<agent>/real.*``,
 captured from Claude Code 2.1.332, Codex 0.171.0, Gemini CLI 0.61.0, OpenCode 1.18.33 (what
-ctxmode's plugin sends) and Qwen Code 0.24.4; refreshed with
+ctxmode's plugin sends), Qwen Code 0.24.4 and Copilot CLI 1.0.102; refreshed with
 ``tests/e2e/refresh_fixtures.py``), through the adapters and the real hook."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from ctxmode.sessions.events import NormalizedHookEvent, extract
 
 P = Path("/work/proj")
 GEM, CODEX, CC, OC, QWEN = "gemini-cli", "codex", "claude-code", "opencode", "qwen-code"
+COP = "copilot-cli"
 
 
 def norm(agent: str, name: str) -> NormalizedHookEvent:
@@ -167,3 +168,50 @@ def test_qwen_gets_a_plain_snapshot_after_compaction_and_at_every_resume(project
         assert out is not None, name
         context = out["hookSpecificOutput"]["additionalContext"]
         assert context.startswith('[ctxmode_data kind="session_knowledge"') and "<" not in context
+
+
+def test_copilot_tools_and_results_map_to_the_shared_categories() -> None:
+    assert norm(COP, "real.PostToolUse.Read").tool_name == "Read"
+    edit = norm(COP, "real.PostToolUse.Edit")
+    assert edit.tool_input["file_path"].endswith("auth/config.py")
+    assert edit.tool_input["old_string"] == "ACCESS_TTL = 86400"
+    assert [(r.category, r.type) for r in extract(edit)] == [("file", "edit")]
+    mcp = norm(COP, "real.PostToolUse.ctxmode-write_context")
+    assert (mcp.tool_name, mcp.raw_tool_name) == (
+        "mcp__ctxmode__write_context",
+        "ctxmode-write_context",
+    )
+    (rec,) = extract(mcp)
+    assert (rec.category, rec.type, rec.data["id"]) == ("knowledge", "decision", 1)
+    start = norm(COP, "real.SessionStart.new")
+    assert start.source == "startup"
+
+
+def test_a_copilot_shell_exit_code_makes_the_failure() -> None:
+    ev = norm(COP, "real.PostToolUse.Bash.pytest-failed")
+    assert ev.failed and ev.error is not None and ev.error.startswith("Exit code 1\n")
+    errors = [r for r in extract(ev) if r.category == "error"]
+    assert errors and "FAILED tests/test_refresh.py::test_rotation" in str(errors[0].data)
+    ok = norm(COP, "real.PostToolUse.Bash.commit")
+    assert not ok.failed
+    assert [(r.category, r.type) for r in extract(ok)] == [("git", "commit")]
+    failed = norm(COP, "real.PostToolUse.Bash.commit-failed")
+    assert failed.failed
+    assert ("git", "commit") not in [(r.category, r.type) for r in extract(failed)]
+
+
+def test_copilot_context_is_top_level_at_start_and_prompt(project: Path) -> None:
+    """Copilot CLI reads only a top-level ``additionalContext`` on SessionStart and
+    UserPromptSubmit; nothing fires after a compaction, so the snapshot waits for the next
+    prompt, or a resumed run's SessionStart, once."""
+    hook(COP, "real.PostToolUse.Edit", project)
+    assert hook(COP, "real.PreCompact.manual", project) is None
+    resumed = hook(COP, "real.SessionStart.resume", project)
+    assert resumed is not None and set(resumed) == {"additionalContext"}
+    assert 'kind="session_knowledge"' in resumed["additionalContext"]
+    assert hook(COP, "real.UserPromptSubmit", project) is None  # not a second copy
+    hook(COP, "real.PreCompact.manual", project)
+    prompt = hook(COP, "real.UserPromptSubmit", project)  # no resume: the prompt brings it
+    assert prompt is not None and 'kind="session_knowledge"' in prompt["additionalContext"]
+    again = hook(COP, "real.SessionStart.resume", project)  # a later run starts without it
+    assert again is not None and "session_knowledge" in again["additionalContext"]

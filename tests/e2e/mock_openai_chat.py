@@ -6,7 +6,8 @@
 (resolved against the request's tools by substring, for MCP tools whose prefix OpenCode
 chooses). Side requests, told by a mark in the system prompt or the last user message
 (``SIDES``), consume no step: OpenCode's session title (``title``) and compaction summary
-(``compaction``), Qwen Code's compression (``compaction``) and memory extraction (``memory``).
+(``compaction``), Qwen Code's compression (``compaction``) and memory extraction
+(``memory``), Copilot CLI's compaction summary (``compaction``).
 Kinds logged: main, title, compaction, memory, get.
 """
 
@@ -29,6 +30,7 @@ QWEN_SUMMARY = (
     "</state_snapshot>"
 )
 QWEN_MEMORY_MARK = "managed memory extraction subagent"
+COPILOT_COMPACT_MARK = "Please create a detailed summary of the conversation so far"
 
 
 def usage(prompt: int = 1000, completion: int = 50) -> dict[str, int]:
@@ -89,6 +91,7 @@ SIDES: list[tuple[str, str, dict[str, Any]]] = [
     (COMPACT_MARK, "compaction", {"text": SUMMARY}),
     (QWEN_COMPACT_MARK, "compaction", {"text": QWEN_SUMMARY, "usage": usage(100_000, 80)}),
     (QWEN_MEMORY_MARK, "memory", {"text": "Nothing to remember."}),
+    (COPILOT_COMPACT_MARK, "compaction", {"text": SUMMARY}),
 ]
 
 

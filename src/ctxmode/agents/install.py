@@ -13,6 +13,8 @@ Files written, relative to the project root (scope ``project``) or the home fold
     opencode     .opencode/plugins/ctxmode.js               opencode.json "mcp"
                  (user: .config/opencode/plugins/...)       (user: .config/opencode/opencode.json)
     qwen-code    .qwen/settings.json (hooks and mcpServers in one file)
+    copilot-cli  .github/copilot/settings.local.json        .github/mcp.json
+                 (user: ~/.copilot/settings.json)           (user: ~/.copilot/mcp-config.json)
 
 Invariants:
 - Every hook runs ``<python> -m ctxmode hook <event> --agent <agent>`` (or, for Claude Code's
@@ -259,12 +261,14 @@ def _plan_codex_trust(hooks: _Pending, root: Path, home: Path, scope: str) -> _P
     return _Pending(path, old, new, what, False)
 
 
-def _plan_gemini_trust(root: Path, home: Path) -> _Pending:
-    """Record in Gemini CLI's ``trustedFolders.json`` that it may read this project's settings."""
-    from ctxmode.agents import gemini_trust
+def _plan_folder_trust(agent: str, root: Path, home: Path) -> _Pending:
+    """Record in Gemini CLI's ``trustedFolders.json`` (Copilot CLI's ``config.json``) that it
+    may read this project's settings."""
+    from ctxmode.agents import copilot, gemini_trust
 
-    path, old, new, what = gemini_trust.plan(root, home)
-    return _Pending(path, old, new, what, False, mode=0o600)  # as Gemini CLI creates it
+    module = copilot if agent == "copilot-cli" else gemini_trust
+    path, old, new, what = module.plan(root, home)
+    return _Pending(path, old, new, what, False, mode=0o600)  # as the agents create them
 
 
 def _plan(
@@ -305,17 +309,24 @@ def _plan(
                 "; Codex runs them only once trusted: `ctxmode install codex --trust`, or "
                 "trust the project and review them with /hooks in Codex"
             )
-        folder_trust = agent == "gemini-cli" and scope == "project" and not uninstall
-        if folder_trust and not trust:
+        folder_trust = (
+            agent in ("gemini-cli", "copilot-cli") and scope == "project" and not uninstall
+        )
+        if folder_trust and not trust and agent == "gemini-cli":
             from ctxmode.agents import gemini_trust as folders
 
             what += "".join(f"; {problem}" for problem in folders.problems(root, home))
+        if folder_trust and not trust and agent == "copilot-cli":
+            from ctxmode.agents import copilot
+
+            if not copilot.trusted(root, home):
+                what += f"; Copilot CLI runs them only in a folder it trusts: {copilot.FIX}"
         hooks_plan = _plan_json(layout.hooks, edits, what, uninstall=uninstall)
         plans.append(hooks_plan)
         if agent == "codex" and trust and hooks_plan is not None and not uninstall:
             plans.append(_plan_codex_trust(hooks_plan, root, home, scope))
         if folder_trust and trust:
-            plans.append(_plan_gemini_trust(root, home))
+            plans.append(_plan_folder_trust(agent, root, home))
         for other in layout.also:  # only cleaned: install never writes there
             drop = [_hooks_edit(agent, other, python, True)]
             plans.append(_plan_json(other, drop, "ctxmode hooks", uninstall=True))
@@ -374,9 +385,10 @@ def _run(
     scope = check_scope(scope)
     root = Path(project_root).absolute()
     home_path = Path(home).absolute() if home is not None else config.home_dir()
-    if trust and agent not in ("codex", "gemini-cli"):
+    if trust and agent not in ("codex", "gemini-cli", "copilot-cli"):
         raise InvalidInput(
-            "--trust is for Codex (its hook review) and Gemini CLI (its folder trust) only"
+            "--trust is for Codex (its hook review), Gemini CLI and Copilot CLI (their folder "
+            "trust) only"
         )
     if hooks not in claude.HOOK_CHOICES:
         raise InvalidInput(f"--hooks must be one of {', '.join(claude.HOOK_CHOICES)}")
@@ -553,6 +565,13 @@ def _agent_notes(agent: str, root: Path, home: Path, problems: list[str]) -> Non
         from ctxmode.agents import qwen
 
         problems += qwen.problems(root, home)
+    if agent == "copilot-cli":
+        from ctxmode.agents import copilot
+
+        files = agent_layout(agent, "project", root, home)
+        doc = _read_json_leniently(files.hooks, []) or {}
+        installed = bool(_our_hooks(doc, False)[0]) or _server_python(agent, files.mcp, [])[0]
+        problems += copilot.problems(root, home, installed)
     if agent == "claude-code":
         problems += claude.problems(root, home)
     if agent == "vscode":

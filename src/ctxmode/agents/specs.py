@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxmode.agents import claude
+from ctxmode.core import config
 from ctxmode.core.errors import InvalidInput
 
 AGENTS: tuple[str, ...] = (
@@ -26,6 +27,7 @@ AGENTS: tuple[str, ...] = (
     "vscode",
     "opencode",
     "qwen-code",
+    "copilot-cli",
 )
 SCOPES: tuple[str, ...] = ("project", "user")
 _ALIASES = {
@@ -110,6 +112,18 @@ EVENTS: dict[str, tuple[tuple[str, str], ...]] = {
         ("SessionStart", "session-start"),
         ("Stop", "stop"),
     ),
+    # PascalCase names: Copilot CLI then sends snake_case payloads with Claude's tool names
+    # (camelCase names get camelCase payloads). Nothing fires after a compaction.
+    "copilot-cli": (
+        ("PreToolUse", "pre-tool-use"),
+        ("PostToolUse", "post-tool-use"),
+        ("PostToolUseFailure", "post-tool-use-failure"),
+        ("UserPromptSubmit", "user-prompt-submit"),
+        ("PreCompact", "pre-compact"),
+        ("SessionStart", "session-start"),
+        ("Stop", "stop"),
+        ("SessionEnd", "session-end"),
+    ),
 }
 
 #: (agent, agent's event) -> the matcher of ctxmode's group (none: every tool).
@@ -127,6 +141,7 @@ SERVERS_KEY = {
     "cursor": "mcpServers",
     "vscode": "servers",
     "opencode": "mcp",
+    "copilot-cli": "mcpServers",
 }
 PLUGIN_MARKER = "Written by `ctxmode install opencode`"
 PLUGIN_PLACEHOLDER = '"__CTXMODE_PYTHON__"'
@@ -196,6 +211,15 @@ def agent_layout(agent: str, scope: str, root: Path, home: Path) -> Layout:
         return Layout(base / ".codex" / "hooks.json", base / ".codex" / "config.toml")
     if agent == "cursor":
         return Layout(base / ".cursor" / "hooks.json", base / ".cursor" / "mcp.json")
+    if agent == "copilot-cli":
+        # Project hooks in the repository's git-ignored local settings (the interpreter path is
+        # this machine's), not .github/hooks/, which VS Code runs as well.
+        if scope == "project":
+            return Layout(
+                base / ".github" / "copilot" / "settings.local.json", base / ".github" / "mcp.json"
+            )
+        folder = config.copilot_home(home)
+        return Layout(folder / "settings.json", folder / "mcp-config.json")
     if agent == "vscode":
         if scope == "project":
             return Layout(
@@ -269,6 +293,8 @@ def handler(agent: str, python: str, event: str, in_agent: bool = False) -> dict
             "name": f"ctxmode-{event}",
             "timeout": timeout,
         }
+    if agent == "copilot-cli":
+        return {"type": "command", "command": command, "timeoutSec": timeout}
     if agent == "cursor":  # timeout units are undocumented for Cursor: keep its default
         return {"command": command}
     return {"type": "command", "command": command, "timeout": timeout}

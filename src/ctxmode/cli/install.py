@@ -63,7 +63,8 @@ def _dry_run_option(func: click.decorators.FC) -> click.decorators.FC:
     is_flag=True,
     help="Also record the trust the agent needs before it runs project hooks. Codex: this "
     "project and ctxmode's hooks ($CODEX_HOME/config.toml), as /hooks in Codex would. Gemini "
-    "CLI (project scope): this folder (~/.gemini/trustedFolders.json), as its trust dialog would.",
+    "CLI (project scope): this folder (~/.gemini/trustedFolders.json), as its trust dialog would. "
+    "Copilot CLI (project scope): this folder (~/.copilot/config.json trustedFolders).",
 )
 @click.option(
     "--hooks",
@@ -82,9 +83,9 @@ def install_agent(
 ) -> None:
     """Register ctxmode's hooks and MCP server with AGENT.
 
-    AGENT is one of: claude-code, gemini-cli, codex, cursor, vscode, opencode, qwen-code.
-    Existing hooks and servers are kept; running it again changes nothing. The hooks and the
-    server run this Python interpreter by its absolute path.
+    AGENT is one of: claude-code, gemini-cli, codex, cursor, vscode, opencode, qwen-code,
+    copilot-cli. Existing hooks and servers are kept; running it again changes nothing. The
+    hooks and the server run this Python interpreter by its absolute path.
     """
     root = config.find_project_root()
     result = core.install(

@@ -240,6 +240,14 @@ def codex_home(home: Path | None = None) -> Path:
     return Path(value) if value else (home or home_dir()) / ".codex"
 
 
+def copilot_home(home: Path | None = None) -> Path:
+    """GitHub Copilot CLI's own folder ($COPILOT_HOME, else ``home``/.copilot)."""
+    from pathlib import Path
+
+    value = os.environ.get("COPILOT_HOME", "").strip()
+    return Path(value) if value else (home or home_dir()) / ".copilot"
+
+
 def gemini_home(home: Path | None = None) -> Path:
     """The folder holding Gemini CLI's ``.gemini/`` user folder: $GEMINI_CLI_HOME, else ``home``."""
     from pathlib import Path

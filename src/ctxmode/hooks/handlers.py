@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 #: Largest context text any agent accepts inline (Claude Code caps hook strings at 10 000).
 OUTPUT_CAP_CHARS = 10_000
 #: Agents whose SessionStart has no ``compact`` source: the snapshot rides on the next prompt
-#: (Gemini, VS Code) or the next tool result (Cursor, whose prompt hook cannot add context).
-_INJECT_ON_PROMPT = frozenset({"gemini-cli", "vscode", "opencode"})
+#: (Gemini, VS Code, Copilot CLI) or the next tool result (Cursor, whose prompt hook cannot
+#: add context).
+_INJECT_ON_PROMPT = frozenset({"gemini-cli", "vscode", "opencode", "copilot-cli"})
 _INJECT_ON_TOOL = frozenset({"cursor"})
 _PENDING = "pending_resume"
 _SUGGEST = "suggest_decision"
@@ -40,10 +41,10 @@ _IN_CONTEXT = "snapshot_in_context"
 _PRECOMPRESS = "gemini_precompress"
 #: Agents that escape ``<``/``>`` in injected context: they get the snapshot as plain text.
 _PLAIN_TEXT = frozenset({"gemini-cli", "qwen-code"})
-#: Agents that keep SessionStart context in the running process's system prompt only (each
-#: SessionStart replaces the last one's, and a resumed session starts without it): every
-#: resume gets the snapshot again.
-_CONTEXT_PER_PROCESS = frozenset({"qwen-code"})
+#: Agents that keep SessionStart context in the running process only (Qwen Code in its system
+#: prompt, each SessionStart replacing the last one's; Copilot CLI does not keep it in the
+#: session either): a resumed session starts without it, so every resume gets the snapshot.
+_CONTEXT_PER_PROCESS = frozenset({"qwen-code", "copilot-cli"})
 #: Most of a Gemini transcript read when looking for a compression (bytes).
 _TRANSCRIPT_READ_CAP = 4 * 1024 * 1024
 
@@ -69,6 +70,9 @@ def context_output(ev: NormalizedHookEvent, text: str) -> dict[str, Any] | None:
         return None
     if ev.agent == "cursor":
         return {"additional_context": text}
+    if ev.agent == "copilot-cli" and ev.kind in ("session_start", "user_prompt"):
+        # Copilot CLI reads only the top-level field on these two events.
+        return {"additionalContext": text}
     name = _NATIVE.get(ev.agent, _DEFAULT_NATIVE).get(ev.kind) or _DEFAULT_NATIVE.get(ev.kind)
     return {"hookSpecificOutput": {"hookEventName": name or ev.kind, "additionalContext": text}}
 

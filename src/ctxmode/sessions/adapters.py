@@ -27,6 +27,7 @@ AGENTS: tuple[str, ...] = (
     "vscode",
     "opencode",
     "qwen-code",
+    "copilot-cli",
 )
 
 #: Event names of every agent (lowercased, without ``-``/``_``/``.``) -> hook kind.
@@ -82,6 +83,7 @@ _TOOLS: dict[str, str] = {
     "write": "Write",
     "write_file": "Write",
     "create_file": "Write",
+    "create": "Write",
     "createfile": "Write",
     "notebookedit": "NotebookEdit",
     "edit_notebook": "NotebookEdit",
@@ -382,6 +384,51 @@ def _qwen(kind: str, raw_name: str, payload: dict[str, Any]) -> NormalizedHookEv
     return _base("qwen-code", kind, payload, **extra)
 
 
+#: Copilot CLI's tool-input keys -> the names extraction reads.
+_COPILOT_KEYS = {"path": "file_path", "old_str": "old_string", "new_str": "new_string",
+                 "file_text": "content"}  # fmt: skip
+_COPILOT_FAILED = frozenset({"failure", "error", "denied", "rejected"})
+
+
+def _copilot(kind: str, raw_name: str, payload: dict[str, Any]) -> NormalizedHookEvent:
+    # PascalCase events: snake_case payloads, Claude's tool names (``Bash``, ``Read``,
+    # ``Edit``), the result as ``tool_result {result_type, text_result_for_llm}``; MCP tools
+    # are ``<server>-<tool>``; SessionStart says ``new`` for a fresh session.
+    extra: dict[str, Any] = {}
+    raw_tool = _s(payload.get("tool_name")) or ""
+    if "-" in raw_tool and raw_tool.lower() not in _TOOLS and not raw_tool.startswith("mcp__"):
+        server, _, tool = raw_tool.partition("-")
+        extra["tool_name"] = f"mcp__{server}__{tool}"
+    tool_input = payload.get("tool_input")
+    if isinstance(tool_input, dict):
+        extra["tool_input"] = {_COPILOT_KEYS.get(str(k), str(k)): v for k, v in tool_input.items()}
+    result = payload.get("tool_result")
+    if isinstance(result, dict):
+        text = result.get("text_result_for_llm")
+        output = text if isinstance(text, str) else ""
+        extra["tool_response"] = output
+        if kind == "post_tool_use" and result.get("result_type") in _COPILOT_FAILED:
+            extra.update(kind="post_tool_use_failure", error=output or str(result))
+        elif kind == "post_tool_use" and canonical_tool(raw_tool) == "Bash":
+            # No exit code field: the shell result ends "<shellId: N completed with exit code C>".
+            code = _shell_exit(output)
+            if code:
+                extra.update(kind="post_tool_use_failure", error=f"Exit code {code}\n{output}")
+    if kind == "session_start":
+        source = _s(payload.get("source"))
+        extra["source"] = "startup" if source in (None, "new") else source
+    return _base("copilot-cli", extra.pop("kind", kind), payload, **extra)
+
+
+def _shell_exit(text: str) -> int | None:
+    """C of Copilot CLI's last ``completed with exit code C>`` shell status line."""
+    at = text.rfind("completed with exit code ")
+    if at == -1:
+        return None
+    digits = text[at + 25 : at + 32].split(">", 1)[0].strip()
+    return int(digits) if digits.lstrip("-").isdigit() else None
+
+
 def _vscode(kind: str, raw_name: str, payload: dict[str, Any]) -> NormalizedHookEvent:
     response = payload.get("tool_response")
     # VS Code's SessionStart says "new"; treat it as a fresh start.
@@ -471,6 +518,7 @@ _ADAPTERS = {
     "cursor": _cursor,
     "opencode": _opencode,
     "qwen-code": _qwen,
+    "copilot-cli": _copilot,
 }
 
 
