@@ -375,6 +375,27 @@ def _shell_reads(ev: NormalizedHookEvent, command: str) -> tuple[list[EventRecor
     return out, pure and len(out) == len(paths)
 
 
+#: git's first line after a commit: ``[feat/x 51f0c7d] message`` (Gemini: after ``Output: ``).
+_COMMITTED = LazyRegex(r"(?m)(?:^|Output: )\[([^\s\]]+)(?: \(root-commit\))? ([0-9a-f]{7,40})\]")
+
+
+def _with_commit(actions: list[EventRecord], resp: Any) -> list[EventRecord]:
+    """Git records, the commit's with the branch and short hash git printed for it."""
+    if not any(r.type == "commit" for r in actions):
+        return actions
+    text = _response_text(resp)
+    if not text and isinstance(resp, dict):
+        text = _str(resp.get("stdout"))
+    m = _COMMITTED.search(text[:2000])
+    if m is None:
+        return actions
+    extra = {"branch": clip(m.group(1), 120), "sha": m.group(2)[:12]}
+    return [
+        EventRecord(r.category, r.type, {**r.data, **extra}) if r.type == "commit" else r
+        for r in actions
+    ]
+
+
 def tool_records(ev: NormalizedHookEvent) -> list[EventRecord]:
     """Records for one tool call (success or failure)."""
     name = ev.tool_name or ""
@@ -428,7 +449,7 @@ def tool_records(ev: NormalizedHookEvent) -> list[EventRecord]:
             return []
         actions = shell_records(command)
         if any(r.category == "git" for r in actions):
-            return actions  # the git records say what the command did
+            return _with_commit(actions, ev.tool_response)  # what the command did
         reads, only_reads = _shell_reads(ev, text)
         if only_reads:
             return reads + actions  # ``cat F``: the read says it all

@@ -199,11 +199,51 @@ def clauses(text: str) -> list[tuple[str, str]]:
 
 def _is_question(clause: str, mark: str) -> bool:
     low = clause.lower()
-    return (
-        (mark != "" and mark in "?？")
-        or low.startswith(_QUESTION_STARTS)
-        or clause.endswith(("吗", "呢"))
-    )
+    return mark in ("?", "？") or low.startswith(_QUESTION_STARTS) or clause.endswith(("吗", "呢"))
+
+
+#: Someone else's words: "the checklist says X" reports a rule, the user does not state it
+#: ("I said" and 我说 are the user's own).
+_REPORTED = (
+    " says ",
+    " said ",
+    " say ",
+    "according to",
+    " states that ",
+    " requires that ",
+    "上说",
+    "里说",
+    "中说",
+    "写着",
+    "规定",
+    "提到",
+    "要求",
+)
+_OWN_WORDS = (" i said ", " we said ", " i say ", "我说", "我们说")
+#: A conditional clause in this mood imagines a case ("if we ever ..., we would ...").
+_HYPOTHETICAL = (
+    " would ",
+    " could ",
+    " might ",
+    "'d ",
+    " ever ",
+    " someday ",
+    " one day ",
+    "以后",
+    "将来",
+    "万一",
+    "可能",
+    "假如",
+    "假设",
+)
+
+
+def is_reported_or_hypothetical(clause: str) -> bool:
+    """A rule quoted from elsewhere, or a case imagined: not the user's constraint or decision."""
+    low = f" {clause.lower()} "
+    if any(cue in low for cue in _REPORTED) and not any(cue in low for cue in _OWN_WORDS):
+        return True
+    return low.lstrip().startswith(_CONDITIONS) and any(cue in low for cue in _HYPOTHETICAL)
 
 
 def _cue_at(clause: str, cues: tuple[str, str]) -> int:
@@ -240,14 +280,14 @@ def prompt_records(prompt: str) -> list[EventRecord]:
     whole = " ".join(text.split())
     seen: set[str] = set()
     for clause, mark in clauses(text):
-        question = _is_question(clause, mark)
+        # "Should we ... or must it stay?", "if we ever ..., would ...?", "the checklist says
+        # X must ...": a question, a hypothetical or a quoted rule states nothing of the user's.
+        asks = _is_question(clause, mark) or is_reported_or_hypothetical(clause)
         words = _Words(clause)
         whole_rejection = False
         for category in _CUE_ORDER:
             cues = _PROMPT_CUES[category]
-            if (category == "decision" and question) or (
-                category == "constraint" and whole_rejection
-            ):
+            if (asks and category != "blocker") or (category == "constraint" and whole_rejection):
                 continue  # "what was decided about auth?" asks, it does not decide
             if not words.has_cue(cues):
                 continue

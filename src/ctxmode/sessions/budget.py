@@ -1,0 +1,239 @@
+"""Fitting the snapshot's candidates into its byte budget, by shares that adapt to the session.
+
+Each group of sections has a weight. A group that needs less than its share of the budget gets
+what it needs and the rest goes to the other groups in proportion to their weights (water
+filling): a session without errors spends their share on files and requests, and no long list
+of one kind (tasks, files) crowds out the few items of another (a correction, the open error).
+Within a group items go in order of importance (``Item.prio``, lowest first). Pinned items go
+in first, whatever they cost. File items go in as paths first; their latest changes are added
+after, newest first, from what their group and then the whole budget leave. Whatever a group
+leaves unspent is offered to the items left out, most important tier first.
+
+Hook path (pre-compact): standard library only.
+"""
+
+from __future__ import annotations
+
+from ctxmode.sessions.vocab import CATEGORIES
+
+TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time (see _lean)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+__all__ = ["GROUPS", "Item", "fit"]
+
+#: Group -> (weight, categories). Weights are shares of the budget left after pinned items.
+GROUPS: dict[str, tuple[int, tuple[str, ...]]] = {
+    "requests": (24, ("prompt", "correction")),
+    "errors": (15, ("error",)),
+    "decisions": (14, ("decision", "knowledge")),
+    "files": (14, ("file",)),
+    "tasks": (11, ("task",)),
+    "constraints": (9, ("constraint", "rejected_approach", "rule", "blocker", "plan", "role")),
+    "findings": (6, ("agent_finding",)),
+    "git": (5, ("git",)),
+}
+_GROUP_OF = {c: g for g, (_w, cats) in GROUPS.items() for c in cats}
+#: Everything else (environment, loops, resolutions, reads ...) shares this weight.
+_OTHER_WEIGHT = 2
+
+
+def _nbytes(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+class Item:
+    """A candidate element of the snapshot; fitting edits ``text`` and ``pinned`` in place.
+
+    ``rank`` = (tier, weight, order): the order is the event id (rendering goes oldest first);
+    ``prio`` orders the items of a group, most important first; ``detail`` is text added only
+    when the budget allows (a file's latest change)."""
+
+    __slots__ = ("attrs", "category", "detail", "pinned", "prio", "rank", "text")
+
+    def __init__(
+        self,
+        category: str,
+        rank: tuple[int, int, int],
+        pinned: bool,
+        attrs: dict[str, Any],
+        text: str | None,
+        prio: tuple[Any, ...] = (),
+        detail: str | None = None,
+    ) -> None:
+        self.category = category
+        self.rank = rank
+        self.pinned = pinned
+        self.attrs = attrs
+        self.text = text
+        self.prio = prio or (-rank[1], -rank[2])
+        self.detail = detail
+
+
+def _tier(item: Item) -> int:
+    return CATEGORIES.get(item.category, 1)
+
+
+def fit(
+    head: str,
+    items: list[Item],
+    budget: int,
+    *,
+    size: Callable[[Item], int],
+    section: Callable[[Item], str],
+    wrapper: Callable[[str], int],
+    render: Callable[[list[Item]], str],
+) -> list[Item]:
+    """The items that fit ``budget``: ``size`` = bytes of an item, ``section`` = its section,
+    ``wrapper`` = bytes of a section's open and close tags (paid once per section), ``render``
+    = the whole text of a list of items."""
+    opened: set[str] = set()
+    chosen: list[Item] = []
+    used = _nbytes(head) + _nbytes("\n</session_knowledge>")
+
+    def cost(item: Item) -> int:
+        return size(item) + (0 if section(item) in opened else wrapper(section(item)))
+
+    def take(item: Item) -> None:
+        nonlocal used
+        used += cost(item)
+        opened.add(section(item))
+        chosen.append(item)
+
+    def add_detail(item: Item, room: float) -> int:
+        """Show the item's detail if it fits ``room`` and the budget; the bytes it took."""
+        nonlocal used
+        extra = _with_detail(item, size)
+        if extra is None or extra > room or used + extra > budget:
+            return 0
+        used += extra
+        item.text = item.detail
+        return extra
+
+    for item in sorted((i for i in items if i.pinned), key=lambda i: i.rank[2]):
+        if item.detail is not None and item.text is None:
+            item.text = item.detail
+        take(item)
+    groups: dict[str, list[Item]] = {}
+    for item in items:
+        if not item.pinned:
+            groups.setdefault(_GROUP_OF.get(item.category, "other"), []).append(item)
+    for members in groups.values():
+        members.sort(key=lambda i: i.prio)
+    weight = {g: GROUPS[g][0] if g in GROUPS else _OTHER_WEIGHT for g in groups}
+    order = sorted(groups, key=lambda g: -weight[g])
+    # Every group's most important item first (with its detail): one long item (the open
+    # error, a finding) must not lose to many short ones because it exceeds its share.
+    for g in order:
+        first = groups[g][0]
+        if used + cost(first) <= budget:
+            take(first)
+            groups[g].pop(0)
+            add_detail(first, budget)
+    # Then shares of what is left, again while a round takes something.
+    while any(groups.values()):
+        allowance = _shares(
+            {g: _demand(m, chosen, size, section, wrapper, opened) for g, m in groups.items()},
+            weight,
+            budget - used,
+        )
+        took = False
+        for g in order:
+            spent = 0.0
+            for item in list(groups[g]):
+                c = cost(item)
+                if spent + c <= allowance.get(g, 0) and used + c <= budget:
+                    spent += c
+                    take(item)
+                    groups[g].remove(item)
+                    took = True
+            for item in sorted(
+                (i for i in chosen if _GROUP_OF.get(i.category, "other") == g), key=lambda i: i.prio
+            ):
+                spent += add_detail(item, allowance.get(g, 0) - spent)
+        if not took:
+            break
+    # What the shares left unspent: the items left out, most important tier first.
+    left = sorted(
+        (i for members in groups.values() for i in members),
+        key=lambda i: (_tier(i), -weight.get(_GROUP_OF.get(i.category, "other"), 0), i.prio),
+    )
+    for item in left:
+        if used + cost(item) <= budget:
+            take(item)
+    for item in sorted(chosen, key=lambda i: i.prio):
+        add_detail(item, budget)
+    return _shrink(chosen, budget, render)
+
+
+def _demand(
+    members: list[Item],
+    chosen: list[Item],
+    size: Callable[[Item], int],
+    section: Callable[[Item], str],
+    wrapper: Callable[[str], int],
+    opened: set[str],
+) -> int:
+    """Bytes a group's remaining items need, with their sections and details."""
+    extra = sum(_with_detail(i, size) or 0 for i in members)
+    return (
+        sum(size(i) for i in members)
+        + extra
+        + sum(wrapper(s) for s in {section(i) for i in members} - opened)
+    )
+
+
+def _shares(demand: dict[str, int], weight: dict[str, int], room: int) -> dict[str, float]:
+    """Water filling: a group needing less than its weighted share gets what it needs; the
+    rest is shared again among the others, in proportion to their weights."""
+    allowance: dict[str, float] = {}
+    active = {g for g, d in demand.items() if d > 0}
+    remaining = float(max(0, room))
+    while active:
+        total = sum(weight[g] for g in active)
+        met = {g for g in active if demand[g] <= remaining * weight[g] / total}
+        if not met:
+            for g in active:
+                allowance[g] = remaining * weight[g] / total
+            break
+        for g in met:
+            allowance[g] = demand[g]
+            remaining -= demand[g]
+        active -= met
+    return allowance
+
+
+def _with_detail(item: Item, size: Callable[[Item], int]) -> int | None:
+    """Bytes the item's detail adds (None: it has none, or shows it already)."""
+    if item.detail is None or item.text is not None:
+        return None
+    before = size(item)
+    item.text = item.detail
+    after = size(item)
+    item.text = None
+    return after - before
+
+
+def _shrink(kept: list[Item], budget: int, render: Callable[[list[Item]], str]) -> list[Item]:
+    """Over the budget still (only pinned items, too long): cut the longest text, then the
+    next ...; at absurdly small budgets drop the oldest pinned tasks."""
+    text = render(kept)
+    while _nbytes(text) > budget:
+        unpinned = [i for i in kept if not i.pinned]
+        if unpinned:
+            kept.remove(max(unpinned, key=lambda i: (_tier(i), i.prio)))
+            text = render(kept)
+            continue
+        longest = max(kept, key=lambda i: len(i.text or ""), default=None)
+        if longest is None or longest.text is None or len(longest.text) <= 8:
+            break
+        excess = _nbytes(text) - budget
+        cut = max(8, len(longest.text) - excess - 1)
+        longest.text = longest.text if len(longest.text) <= cut else longest.text[: cut - 1] + "…"
+        text = render(kept)
+    tasks = sorted((i for i in kept if i.category == "task"), key=lambda i: i.rank[2])
+    while _nbytes(text) > budget and tasks:
+        kept.remove(tasks.pop(0))
+        text = render(kept)
+    return kept
