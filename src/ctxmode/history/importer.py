@@ -350,3 +350,23 @@ def imported_sessions(store: Database) -> dict[str, str]:
         "AND skipped IS NULL"
     ).fetchall()
     return {str(r[0]): str(r[1]) for r in rows}
+
+
+def session_refs(store: Database, event_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    """For search hits on session events: event id -> its session, agent, the session's
+    start and whether it was imported (``origin``), so a hit says when and by whom."""
+    if not event_ids:
+        return {}
+    marks = ",".join("?" * len(event_ids))
+    rows = store.conn.execute(
+        f"SELECT e.id, e.session_id, e.agent, s.started_at, "
+        f"EXISTS (SELECT 1 FROM history_files h WHERE h.session_id = e.session_id) "
+        f"FROM events e LEFT JOIN sessions s ON s.session_id = e.session_id "
+        f"WHERE e.id IN ({marks})",
+        list(event_ids),
+    ).fetchall()
+    return {
+        int(r[0]): {"session": r[1], "agent": r[2], "session_started_at": r[3],
+                    "origin": "imported" if r[4] else "live"}
+        for r in rows
+    }  # fmt: skip

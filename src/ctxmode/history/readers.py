@@ -227,8 +227,9 @@ def _codex_item(
             "tool_use_id": call_id,
         }
         if name == "Bash" and code:
-            # The rollout has the exit code, which Codex's PostToolUse hook does not send.
-            payload.update(hook_event_name="PostToolUseFailure", error=f"Exit code {code}\n{text}")
+            # The rollout has the exit code, which Codex's PostToolUse hook does not send (its
+            # adapter guesses from the output); the message stays the output, as the hook's.
+            payload.update(hook_event_name="PostToolUseFailure", error=text)
         else:
             payload.update(hook_event_name="PostToolUse", tool_response=text)
         out.append((call_line, ms, payload))
