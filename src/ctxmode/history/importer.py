@@ -284,20 +284,30 @@ def _import_one(
             (ms, p) for ms, p in chunk.calls if since_ms is None or (ms or fallback_ms) >= since_ms
         ]
         stats.calls += len(calls)
-        stats.events += _record_calls(store, t.agent, session_id, cwd, calls, fallback_ms, dry_run)
         # Files read whole each time count their compactions afresh; the others add on.
         compactions = chunk.compactions if t.agent in _WHOLE else compactions + chunk.compactions
         next_offset = chunk.resume
-        if not dry_run:
-            if compactions:
-                with store.transaction() as conn:
-                    conn.execute(
-                        "UPDATE sessions SET compact_count = max(compact_count, ?) "
-                        "WHERE session_id = ?",
-                        (compactions, session_id),
-                    )
-            state = {"cwd": cwd, "compactions": compactions}
-            _save_row(store, t, session_id, next_offset, state)
+        state = {"cwd": cwd, "compactions": compactions}
+
+        def finish(
+            sid: str = session_id,
+            n: int = compactions,
+            at: int = next_offset,
+            state: dict[str, Any] = state,
+        ) -> None:
+            """The chunk's bookkeeping, in the transaction of its last calls (a kill
+            before it commits reads the chunk again: its calls are stored once)."""
+            if n:
+                store.conn.execute(
+                    "UPDATE sessions SET compact_count = max(compact_count, ?) "
+                    "WHERE session_id = ?",
+                    (n, sid),
+                )
+            _save_row(store, t, sid, at, state)
+
+        stats.events += _record_calls(
+            store, t.agent, session_id, cwd, calls, fallback_ms, dry_run, finish
+        )
         if chunk.done or next_offset <= offset:
             break
         offset = next_offset
@@ -316,17 +326,23 @@ def _record_calls(
     calls: list[tuple[int, dict[str, Any]]],
     fallback_ms: int,
     dry_run: bool,
+    finish: Callable[[], None],
 ) -> int:
-    """Record rebuilt hook payloads as the hooks would; the number of events stored (with
-    ``dry_run``: extracted)."""
+    """Record rebuilt hook payloads as the hooks would, ``BATCH_CALLS`` per transaction,
+    ``finish`` in the last one; the number of events stored (``dry_run``: extracted, and
+    nothing written)."""
     stored = 0
+    if dry_run:
+        for _, rebuilt in calls:
+            ev = adapters.normalize(agent, None, {**rebuilt, "session_id": session_id})
+            stored += len(events.extract(ev)) if ev is not None else 0
+        return stored
+    if not calls:
+        with store.transaction():
+            finish()
+        return 0
     for start in range(0, len(calls), BATCH_CALLS):
         batch = calls[start : start + BATCH_CALLS]
-        if dry_run:
-            for _, rebuilt in batch:
-                ev = adapters.normalize(agent, None, {**rebuilt, "session_id": session_id})
-                stored += len(events.extract(ev)) if ev is not None else 0
-            continue
         with store.transaction():
             for ms, rebuilt in batch:
                 payload = {**rebuilt, "session_id": session_id, "cwd": cwd or store.root_dir}
@@ -340,6 +356,8 @@ def _record_calls(
                     dedupe_window=None,
                 )  # fmt: skip
                 stored += result.inserted
+            if start + BATCH_CALLS >= len(calls):
+                finish()
     return stored
 
 
