@@ -183,3 +183,36 @@ def test_an_unknown_candidate_is_a_clear_error(proj: Path) -> None:
         mp.chdir(proj)
         result = CliRunner().invoke(cli, ["inbox", "accept", "99"])
     assert result.exit_code == 1 and "no candidate #99" in result.output
+
+
+def test_the_viewer_lists_accepts_and_rejects_candidates(proj: Path, home: Path) -> None:
+    import re
+
+    from starlette.testclient import TestClient
+
+    from ctxmode.web.app import create_app
+
+    lay_out_inbox(home, proj)
+    ctx(proj, "history", "import")
+    db = proj / ".context" / "context.db"
+    with TestClient(create_app(db, proj), base_url="http://127.0.0.1:8765") as client:
+        page = client.get("/inbox").text
+        assert "We&#39;ll use Redis for the session cache, not Memcached." in page
+        assert "不要用 Flask" in page and INBOX_SID[:8] in page
+        token = re.search(r'name="csrf_token" value="([^"]+)"', page)
+        assert token
+        ids = [int(i) for i in re.findall(r'id="candidate-(\d+)"', page)]
+        assert len(ids) == len(TRUTH)
+        gone = client.post(f"/inbox/{ids[0]}/reject", data={"csrf_token": token.group(1)},
+                           follow_redirects=False)  # fmt: skip
+        assert gone.status_code == 303
+        kept = client.post(f"/inbox/{ids[1]}/accept",
+                           data={"csrf_token": token.group(1), "type": "", "files": ""},
+                           follow_redirects=False)  # fmt: skip
+        assert kept.status_code == 303 and kept.headers["location"].startswith("/contexts/")
+        page = client.get("/inbox").text
+        assert f'id="candidate-{ids[0]}"' not in page and f'id="candidate-{ids[1]}"' not in page
+        forged = client.post(f"/inbox/{ids[2]}/reject", data={}, follow_redirects=False)
+        assert forged.status_code == 403
+        sessions = client.get("/sessions").text
+        assert "imported" in sessions

@@ -67,6 +67,8 @@ DONE_MESSAGES = {
     "unshared": "Context no longer shared: commit the deleted file.",
     "status": "Task status changed.",
     "task": "Task created.",
+    "accepted": "Candidate stored as a context.",
+    "rejected": "Candidate rejected: it is not proposed again.",
 }
 
 log = logging.getLogger("ctxmode.web")
@@ -367,10 +369,12 @@ class Viewer:
         limit = min(max(1, forms.opt_int(q.get("limit"), "limit") or 200), 2000)
 
         def work(store: Store) -> dict[str, Any]:
+            from ctxmode.history.importer import imported_sessions
             from ctxmode.sessions import records as sessions
             from ctxmode.sessions import snapshot
 
             listed = sessions.list_sessions(store, limit=50)
+            imported = imported_sessions(store)
             session_id = wanted or (listed[0].session_id if listed else None)
             for cat in chosen:
                 if cat not in sessions.CATEGORIES:
@@ -402,6 +406,7 @@ class Viewer:
                     snap = SnapshotView(built.xml, built.bytes, False, False, None)
             return {
                 "sessions": listed,
+                "imported": imported,
                 "session_id": session_id,
                 "events": events,
                 "categories": sessions.CATEGORIES,
@@ -411,6 +416,45 @@ class Viewer:
             }
 
         return self.render(request, "sessions.html", await self.run(work))
+
+    async def inbox(self, request: Request) -> Response:
+        def work(store: Store) -> dict[str, Any]:
+            from ctxmode.core.models import CONTEXT_TYPES
+            from ctxmode.history import inbox
+
+            return {
+                "candidates": inbox.list_candidates(store, limit=200),
+                "types": CONTEXT_TYPES,
+                "kind_types": inbox.KIND_TYPES,
+            }
+
+        return self.render(request, "inbox.html", await self.run(work))
+
+    async def inbox_accept(self, request: Request) -> Response:
+        candidate_id = int(request.path_params["id"])
+        form = await self.form(request)
+        type_ = forms.text(form, "type") or None
+        files = forms.paths(forms.text(form, "files")) or None
+
+        def work(store: Store) -> dict[str, Any]:
+            from ctxmode.history import inbox
+
+            return inbox.accept(store, candidate_id, type_=type_, files=files)
+
+        done = await self.run(work)
+        return RedirectResponse(f"/contexts/{done['context_id']}?done=accepted", status_code=303)
+
+    async def inbox_reject(self, request: Request) -> Response:
+        candidate_id = int(request.path_params["id"])
+        await self.form(request)
+
+        def work(store: Store) -> None:
+            from ctxmode.history import inbox
+
+            inbox.reject(store, candidate_id)
+
+        await self.run(work)
+        return RedirectResponse("/inbox?done=rejected", status_code=303)
 
     async def search(self, request: Request) -> Response:
         query = request.query_params.get("q", "").strip()
@@ -510,6 +554,9 @@ def create_app(
         Route("/tasks/{id:int}/status", v.task_status, methods=["POST"]),
         Route("/sessions", v.sessions),
         Route("/search", v.search),
+        Route("/inbox", v.inbox),
+        Route("/inbox/{id:int}/accept", v.inbox_accept, methods=["POST"]),
+        Route("/inbox/{id:int}/reject", v.inbox_reject, methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]
     return Starlette(
