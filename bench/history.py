@@ -17,7 +17,7 @@ second are printed so a rate for another density can be worked out.
 
 Target: import >= 50 MB/s on this machine's class of hardware.
 
-Run: .venv/bin/python bench/history.py [--mb 100] [--runs 3]
+Run: .venv/bin/python bench/history.py [--mb 100] [--runs 3] [--claude-dir DIR]
 """
 
 from __future__ import annotations
@@ -39,19 +39,21 @@ FIXTURES = REPO / "tests" / "fixtures" / "history"
 PROJ, HOME = "/home/dev/proj", "/home/dev"
 
 
-def build_corpus(home: Path, proj: Path, megabytes: float) -> list[Path]:
-    """Copies of the fixture transcripts, each under a fresh session id, until ``megabytes``."""
+def build_corpus(
+    home: Path, proj: Path, megabytes: float, claude_dir: Path | None = None
+) -> list[Path]:
+    """Copies of the fixture transcripts (or of the Claude Code transcripts under
+    ``claude_dir``, as written), each under a fresh session id, until ``megabytes``."""
     sources: list[tuple[str, Path, str]] = []
-    for path in sorted((FIXTURES / "claude-code").glob("*/*.jsonl")):
+    for path in sorted((claude_dir or FIXTURES / "claude-code").glob("*/*.jsonl")):
         sources.append(("claude", path, path.stem))
-    for path in sorted((FIXTURES / "codex").rglob("rollout-*.jsonl")):
+    for path in sorted((FIXTURES / "codex").rglob("rollout-*.jsonl")) if not claude_dir else []:
         sources.append(("codex", path, path.stem[-36:]))
-    for path in sorted((FIXTURES / "gemini-cli").glob("*/chats/*.jsonl")):
+    gemini = sorted((FIXTURES / "gemini-cli").glob("*/chats/*.jsonl")) if not claude_dir else []
+    for path in gemini:
         sid = json.loads(path.open().readline())["sessionId"]
         sources.append(("gemini", path, sid))
-    texts = {
-        p: p.read_text().replace(PROJ, str(proj)).replace(HOME, str(home)) for _, p, _ in sources
-    }
+    texts = {p: _retarget(p.read_text(), proj, home) for _, p, _ in sources}
     claude_dir = home / ".claude" / "projects" / str(proj).replace("/", "-")
     gemini_dir = home / ".gemini" / "tmp" / "proj" / "chats"
     codex_dir = home / ".codex" / "sessions" / "2026" / "12" / "02"
@@ -76,6 +78,17 @@ def build_corpus(home: Path, proj: Path, megabytes: float) -> list[Path]:
         total += len(text.encode())
         n += 1
     return written
+
+
+def _retarget(text: str, proj: Path, home: Path) -> str:
+    """A transcript's text with its project folder (the fixtures' placeholder, or the folder a
+    raw transcript records) replaced by ``proj``."""
+    for line in text.splitlines()[:50]:
+        if '"cwd":"' in line:
+            old = line.split('"cwd":"', 1)[1].split('"', 1)[0]
+            text = text.replace(old, str(proj))
+            break
+    return text.replace(PROJ, str(proj)).replace(HOME, str(home))
 
 
 def floor(files: list[Path]) -> tuple[float, float]:
@@ -111,6 +124,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mb", type=float, default=100.0, help="corpus size (MB)")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument(
+        "--claude-dir",
+        type=Path,
+        help="copy the Claude Code transcripts under this projects folder, as written "
+        "(untrimmed), instead of the fixtures",
+    )
     args = parser.parse_args()
     if not FIXTURES.is_dir():
         print(f"skipped: no fixtures at {FIXTURES}")
@@ -122,7 +141,7 @@ def main() -> int:
         os.environ["HOME"] = str(home)
         for name in ("CODEX_HOME", "CLAUDE_CONFIG_DIR", "XDG_DATA_HOME", "GEMINI_CLI_HOME"):
             os.environ.pop(name, None)
-        files = build_corpus(home, proj, args.mb)
+        files = build_corpus(home, proj, args.mb, args.claude_dir)
         nbytes = sum(p.stat().st_size for p in files)
         mb = nbytes / 1e6
         floors, floor_walls, firsts, walls, seconds = [], [], [], [], []
