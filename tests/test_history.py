@@ -257,3 +257,53 @@ def test_copies_are_removed(tmp_path: Path) -> None:
             assert "/tmp/pytest" not in text and "/tmp/history" not in text, path
             assert "/work/" not in text and "/root/" not in text, path
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def test_a_moved_codex_checkout_is_matched_by_its_remote(proj: Path, home: Path) -> None:
+    """Codex records the repository URL: a session of a folder that no longer exists is this
+    project's when that URL is one of the project's remotes (spelled another way here)."""
+    subprocess.run(
+        ["git", "remote", "add", "origin", "git@github.com:acme/authsvc.git"],
+        cwd=proj, check=True, capture_output=True,
+    )  # fmt: skip
+    gone = proj.parent / "old-place"
+    lay_out("codex", home, gone, **{
+        '"branch":"main"}': '"branch":"main","repository_url":"https://github.com/Acme/authsvc"}'
+    })  # fmt: skip
+    report = ctx(proj, "history", "import")
+    assert report["matched_by"] == {"remote": 2} and report["sessions"] == 2
+
+
+def test_an_older_gemini_chat_file_is_read_too(proj: Path, home: Path) -> None:
+    """Gemini CLI before JSON Lines kept one JSON document per chat: the same messages."""
+    (path, *_) = lay_out("gemini-cli", home, proj)
+    messages: dict[str, Any] = {}
+    header: dict[str, Any] = {}
+    for line in path.read_text().splitlines():
+        entry = json.loads(line)
+        if "$set" in entry:
+            for m in entry["$set"].get("messages", []):
+                messages.setdefault(m["id"], m)
+        elif "type" in entry:
+            messages[entry["id"]] = entry
+        else:
+            header = header or entry
+    for other in path.parent.glob("*.jsonl"):
+        other.unlink()
+    (path.parent / "session-old.json").write_text(
+        json.dumps({**header, "messages": list(messages.values())})
+    )
+    ctx(proj, "history", "import", "--agent", "gemini-cli")
+    evs = events(proj)
+    assert ("git", "commit") in kinds(evs) and ("knowledge", "decision") in kinds(evs)
+    assert {e["session_id"] for e in evs} == {header["sessionId"]}
+
+
+def test_a_skipped_transcript_is_reported_again_until_it_changes(proj: Path, home: Path) -> None:
+    lay_out("claude-code", home, proj)
+    slug = home / ".claude" / "projects" / str(proj).replace("/", "-")
+    (slug / "22222222-3333-4444-8555-666666666666.jsonl").write_bytes(b"garbage\n")
+    first = ctx(proj, "history", "import")
+    second = ctx(proj, "history", "import")
+    assert [s["reason"] for s in first["skipped"]] == ["no line is JSON"]
+    assert second["skipped"] == first["skipped"] and second["bytes_read"] == 0

@@ -151,15 +151,19 @@ def run(
     done_rows = _rows(store)
     todo: list[tuple[Found, dict[str, Any] | None]] = []
     unchanged = 0
+    skipped: list[tuple[str, str]] = []
     for item in found:
         row = done_rows.get(item.transcript.key)
         t = item.transcript
         if row is not None and row["size"] == t.size and row["mtime_ns"] == t.mtime_ns:
-            unchanged += 1
+            if row["skipped"]:
+                skipped.append((str(t.path), str(row["skipped"])))  # still unreadable
+            else:
+                unchanged += 1
         else:
             todo.append((item, row))
     total = sum(max(0, t.transcript.size - int((row or {}).get("offset") or 0)) for t, row in todo)
-    stats = _Tally()
+    stats = _Tally(skipped=skipped)
     report_progress = progress or (lambda done, total: None)
     report_progress(0, total)
     for item, row in todo:
