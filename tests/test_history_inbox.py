@@ -168,6 +168,10 @@ def test_repeated_across_sessions_ranks_higher_and_a_later_contradiction_lower(
         ("fix the bug, don't forget the tests", set()),
         ("What did we decide about the refresh token?", set()),
         ("We don't use Redis yet, do we?", set()),
+        ("let's use a quick script to check the counts", set()),
+        ("we use it to parse the config", set()),
+        ("Don't use that, it is slow", set()),
+        ("Let's use Postgres for the audit log", {("decision", "postgres")}),
     ],
 )  # fmt: skip
 def test_what_a_prompt_states(text: str, expected: set[tuple[str, str]]) -> None:

@@ -103,7 +103,12 @@ _SUBJECT_STOPS = frozenset(
         "there", "now",
     }
 )  # fmt: skip
-_ARTICLES = frozenset({"the", "a", "an", "our", "this", "that"})
+_ARTICLES = frozenset({"the", "our"})
+#: First words of what is used once, not chosen: "let's use a script", "we use it to ...".
+_ONE_OFF = frozenset(
+    {"a", "an", "it", "this", "that", "them", "these", "those", "something", "some", "one",
+     "what", "which", "whatever", "any", "anything", "same"}
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -204,12 +209,12 @@ def _classify(body: str, after_decision: bool, quote: str) -> list[Statement]:
         m = pattern.search(body)
         if m and (not pattern.pattern.startswith("^not") or after_decision):
             subject = subject_of(m.group("subj"))
-            if subject:
+            if subject and subject.split()[0] not in _ONE_OFF:
                 out.append(Statement("rejection", subject, quote))
                 break
     for pattern in (*_DECISION, _DECISION_ZH):
         m = pattern.search(body)
-        if m:
+        if m and m.group("subj").split()[0].lower() not in _ONE_OFF:
             subject = subject_of(m.group("subj"))
             rejected = {s.subject for s in out}
             if subject and subject not in rejected and not _negated(body, m.start()):
