@@ -307,3 +307,17 @@ def test_a_skipped_transcript_is_reported_again_until_it_changes(proj: Path, hom
     second = ctx(proj, "history", "import")
     assert [s["reason"] for s in first["skipped"]] == ["no line is JSON"]
     assert second["skipped"] == first["skipped"] and second["bytes_read"] == 0
+
+
+def test_search_finds_past_sessions_with_their_dates_and_agents(proj: Path, home: Path) -> None:
+    for agent in ("claude-code", "codex"):
+        lay_out(agent, home, proj)
+    ctx(proj, "history", "import")
+    found = ctx(proj, "search", "RefreshTokenReused rotation")
+    hits = [h for h in found["hits"] if h["id"].startswith("evt:")]
+    assert hits and all(h["type"] == "error" for h in hits[:2]), hits
+    agents = {h["session"]["agent"] for h in hits}
+    assert agents == {"claude-code", "codex"}
+    for h in hits:
+        assert h["session"]["origin"] == "imported"
+        assert time_day(h["session"]["session_started_at"]) == "2026-12-02"
