@@ -153,7 +153,7 @@ AROUND_THE_STORE = {
     ("cli/history.py", "ctxmode.history"),
     ("cli/history.py", "ctxmode.history.sources"),
     ("cli/install.py", "ctxmode.history.importer"),
-    ("cli/sessions.py", "ctxmode.history.importer"),
+    ("web/app.py", "ctxmode.history"),
     # the viewer's read-only listings (``knowledge.browse``)
     ("web/app.py", "ctxmode.knowledge"),
 }

@@ -22,6 +22,7 @@ pytestmark = pytest.mark.slow
         ("cli.py", ["--runs", "2"], "all modules"),
         ("cmrc.py", ["--data", "/nonexistent/cmrc2018"], "skipped: "),
         ("team.py", ["--files", "50", "--runs", "3"], "freshness check"),
+        ("history.py", ["--mb", "1", "--runs", "1"], "history import"),
     ],
 )
 def test_bench_script_runs(script: str, args: list[str], expect: str) -> None:

@@ -18,64 +18,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from _history import CLAUDE_SID, DECISION, FIXTURES, _git_project, ctx, events, lay_out
 from ctxmode.cli import cli
-
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "history"
-PROJ, HOME = "/home/dev/proj", "/home/dev"
-DECISION = "Use Google OAuth 2.0 rather than Passport"
-CLAUDE_SID = "0129c34d-5070-4d8b-97f3-ad4e1848768d"
-
-
-def _git_project(root: Path, readme: str = "# proj\n") -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
-           "PATH": "/usr/bin:/bin", "HOME": str(root)}  # fmt: skip
-    (root / "README.md").write_text(readme)
-    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "initial"]):
-        subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
-    return root
-
-
-def _put(src: Path, dest: Path, proj: Path, home: Path, **swap: str) -> Path:
-    text = src.read_text(encoding="utf-8").replace(PROJ, str(proj)).replace(HOME, str(home))
-    for old, new in swap.items():
-        text = text.replace(old, new)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text(text, encoding="utf-8")
-    return dest
-
-
-def lay_out(agent: str, home: Path, proj: Path, **swap: str) -> list[Path]:
-    """The fixture transcripts of ``agent`` where the agent keeps them, for ``proj``."""
-    out = []
-    if agent == "claude-code":
-        slug = str(proj).replace("/", "-")
-        for src in sorted((FIXTURES / agent / "-home-dev-proj").glob("*.jsonl")):
-            name = src.name
-            for old, new in swap.items():
-                name = name.replace(old, new)
-            out.append(_put(src, home / ".claude" / "projects" / slug / name, proj, home, **swap))
-    elif agent == "codex":
-        base = FIXTURES / agent
-        for src in sorted(base.rglob("rollout-*.jsonl")):
-            dest = home / ".codex" / "sessions" / src.relative_to(base)
-            out.append(_put(src, dest, proj, home, **swap))
-    elif agent == "gemini-cli":
-        folder = home / ".gemini" / "tmp" / proj.name
-        for src in sorted((FIXTURES / agent / "proj" / "chats").glob("*")):
-            out.append(_put(src, folder / "chats" / src.name, proj, home, **swap))
-        (folder / ".project_root").write_text(str(proj))
-    elif agent == "opencode":
-        sql = (FIXTURES / agent / "opencode.sql").read_text().replace(PROJ, str(proj))
-        db = home / ".local" / "share" / "opencode" / "opencode.db"
-        db.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(db)
-        conn.executescript(sql)
-        conn.commit()
-        conn.close()
-        out.append(db)
-    return out
 
 
 @pytest.fixture
@@ -86,21 +30,6 @@ def proj(tmp_path: Path) -> Path:
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
     return tmp_path / "home"
-
-
-def ctx(proj: Path, *args: str) -> Any:
-    """Run the CLI in ``proj``; the parsed ``--json`` document."""
-    runner = CliRunner()
-    with pytest.MonkeyPatch.context() as mp:
-        mp.chdir(proj)
-        result = runner.invoke(cli, [*args, "--json"], catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
-
-
-def events(proj: Path, session: str | None = None) -> list[dict[str, Any]]:
-    args = ["events", "--limit", "1000"] + (["--session", session] if session else [])
-    return list(reversed(ctx(proj, *args)["events"]))
 
 
 def kinds(evs: list[dict[str, Any]]) -> set[tuple[str, str]]:
@@ -328,3 +257,67 @@ def test_copies_are_removed(tmp_path: Path) -> None:
             assert "/tmp/pytest" not in text and "/tmp/history" not in text, path
             assert "/work/" not in text and "/root/" not in text, path
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def test_a_moved_codex_checkout_is_matched_by_its_remote(proj: Path, home: Path) -> None:
+    """Codex records the repository URL: a session of a folder that no longer exists is this
+    project's when that URL is one of the project's remotes (spelled another way here)."""
+    subprocess.run(
+        ["git", "remote", "add", "origin", "git@github.com:acme/authsvc.git"],
+        cwd=proj, check=True, capture_output=True,
+    )  # fmt: skip
+    gone = proj.parent / "old-place"
+    lay_out("codex", home, gone, **{
+        '"branch":"main"}': '"branch":"main","repository_url":"https://github.com/Acme/authsvc"}'
+    })  # fmt: skip
+    report = ctx(proj, "history", "import")
+    assert report["matched_by"] == {"remote": 2} and report["sessions"] == 2
+
+
+def test_an_older_gemini_chat_file_is_read_too(proj: Path, home: Path) -> None:
+    """Gemini CLI before JSON Lines kept one JSON document per chat: the same messages."""
+    (path, *_) = lay_out("gemini-cli", home, proj)
+    messages: dict[str, Any] = {}
+    header: dict[str, Any] = {}
+    for line in path.read_text().splitlines():
+        entry = json.loads(line)
+        if "$set" in entry:
+            for m in entry["$set"].get("messages", []):
+                messages.setdefault(m["id"], m)
+        elif "type" in entry:
+            messages[entry["id"]] = entry
+        else:
+            header = header or entry
+    for other in path.parent.glob("*.jsonl"):
+        other.unlink()
+    (path.parent / "session-old.json").write_text(
+        json.dumps({**header, "messages": list(messages.values())})
+    )
+    ctx(proj, "history", "import", "--agent", "gemini-cli")
+    evs = events(proj)
+    assert ("git", "commit") in kinds(evs) and ("knowledge", "decision") in kinds(evs)
+    assert {e["session_id"] for e in evs} == {header["sessionId"]}
+
+
+def test_a_skipped_transcript_is_reported_again_until_it_changes(proj: Path, home: Path) -> None:
+    lay_out("claude-code", home, proj)
+    slug = home / ".claude" / "projects" / str(proj).replace("/", "-")
+    (slug / "22222222-3333-4444-8555-666666666666.jsonl").write_bytes(b"garbage\n")
+    first = ctx(proj, "history", "import")
+    second = ctx(proj, "history", "import")
+    assert [s["reason"] for s in first["skipped"]] == ["no line is JSON"]
+    assert second["skipped"] == first["skipped"] and second["bytes_read"] == 0
+
+
+def test_search_finds_past_sessions_with_their_dates_and_agents(proj: Path, home: Path) -> None:
+    for agent in ("claude-code", "codex"):
+        lay_out(agent, home, proj)
+    ctx(proj, "history", "import")
+    found = ctx(proj, "search", "RefreshTokenReused rotation")
+    hits = [h for h in found["hits"] if h["id"].startswith("evt:")]
+    assert hits and all(h["type"] == "error" for h in hits[:2]), hits
+    agents = {h["session"]["agent"] for h in hits}
+    assert agents == {"claude-code", "codex"}
+    for h in hits:
+        assert h["session"]["origin"] == "imported"
+        assert time_day(h["session"]["session_started_at"]) == "2026-12-02"

@@ -337,6 +337,20 @@ class Store(Database):
 
         return records.latest_session_id(self)
 
+    def imported_sessions(self) -> dict[str, str]:
+        """Session id -> agent of every session read from an agent's transcript
+        (``ctxmode history import``), beside the live ones the hooks recorded."""
+        from ctxmode.history import importer
+
+        return importer.imported_sessions(self)
+
+    def session_refs(self, event_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        """For search hits on session events: event id -> its session, agent, the session's
+        start and whether it was imported or recorded live."""
+        from ctxmode.history import importer
+
+        return importer.session_refs(self, event_ids)
+
     # -- export and import ---------------------------------------------------------------------
 
     def export_lines(self) -> Iterator[str]:

@@ -109,6 +109,103 @@ def test_the_mcp_write_context_call_stored_the_decision(run: dict[str, Any]) -> 
     assert ("decision", DECISION) in rows
 
 
+def test_the_history_import_gives_back_what_the_hooks_recorded(
+    run: dict[str, Any], tmp_path: Path
+) -> None:
+    """Shared by every agent's module (issue 31): importing the transcripts the agent wrote
+    into an empty store gives the events its hooks recorded live (same categories,
+    summaries and redaction), a second import adds nothing, another project's transcript is
+    left alone, and the inbox proposes the scripted decision and the approach it rejects,
+    nothing else."""
+    planted = plant_another_project(run)
+    fresh = tmp_path / "imported.db"
+    report = history_import(run, fresh)
+    assert report["sessions"] >= 1 and report["skipped"] == [], report
+    assert report["other_projects"] == planted, report
+    live = _event_rows(run["proj"] / ".context" / "context.db")
+    imported = _event_rows(fresh)
+    assert imported == live
+    again = history_import(run, fresh)
+    assert again["events"] == 0 and _event_rows(fresh) == imported
+    proc = subprocess.run(
+        [CTXMODE, "--db", str(fresh), "inbox", "--json"], cwd=run["proj"],
+        env=history_env(run), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    proposed = {(c["kind"], c["text"]) for c in json.loads(proc.stdout)["candidates"]}
+    assert proposed == {("decision", DECISION), ("rejection", DECISION)}, proposed
+
+
+def history_env(run: dict[str, Any]) -> dict[str, str]:
+    """The run's scratch HOME, as each agent looks for its past sessions there."""
+    home = Path(run["home"])
+    env = git_env(home)
+    env["XDG_DATA_HOME"] = str(home / ".local" / "share")  # OpenCode
+    if (home.parent / "codexhome").is_dir():
+        env["CODEX_HOME"] = str(home.parent / "codexhome")
+    return env
+
+
+def history_import(run: dict[str, Any], db: Path) -> dict[str, Any]:
+    proc = subprocess.run(
+        [CTXMODE, "--db", str(db), "history", "import", "--json"], cwd=run["proj"],
+        env=history_env(run), capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return dict(json.loads(proc.stdout))
+
+
+def plant_another_project(run: dict[str, Any]) -> int:
+    """A copy of one of the run's transcripts as another project's session (its folder
+    swapped for a sibling git repository's); how many were planted (OpenCode keeps a
+    database, left as the agent wrote it: 0)."""
+    proj, home = Path(run["proj"]), Path(run["home"])
+    other = proj.parent / "other-project"
+    if not other.exists():
+        other.mkdir()
+        env = git_env(home)
+        (other / "README.md").write_text("# another project\n")
+        for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "other"]):
+            subprocess.run(["git", *args], cwd=other, env=env, check=True, capture_output=True)
+    env = history_env(run)
+    found = [
+        *sorted((home / ".claude" / "projects").glob("*/*.jsonl")),
+        *sorted(Path(env.get("CODEX_HOME", home / "none")).glob("sessions/*/*/*/rollout-*.jsonl")),
+        *sorted((home / ".gemini" / "tmp").glob("*/chats/*.json*")),
+    ]
+    if not found:
+        return 0
+    src = found[0]
+    text = src.read_text().replace(str(proj), str(other))
+    if ".gemini" in src.parts:
+        folder = home / ".gemini" / "tmp" / "other-project" / "chats"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder.parent / ".project_root").write_text(str(other))
+        (folder / src.name).write_text(text)
+    elif ".claude" in src.parts:
+        folder = home / ".claude" / "projects" / str(other).replace("/", "-")
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "99999999-9999-4999-8999-999999999999.jsonl").write_text(text)
+    else:
+        (src.parent / ("rollout-other-" + src.name.split("rollout-", 1)[1])).write_text(text)
+    return 1
+
+
+def _event_rows(db: Path) -> list[tuple[Any, ...]]:
+    """Every event as (session, category, type, data), in order."""
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    try:
+        return list(
+            conn.execute(
+                "SELECT session_id, category, type, data FROM events ORDER BY session_id, id"
+            ).fetchall()
+        )
+    finally:
+        conn.close()
+
+
 def says_what_failed(data: dict[str, Any]) -> bool:
     """Whether an error event names the failing test and its whole message. pytest cuts its
     ``FAILED`` line to the terminal's width (``old token a...``), so the message may come

@@ -44,7 +44,7 @@ def _copy_lines(src: Path, dest: Path, root: Path) -> None:
 def main(agent: str, root: Path) -> None:
     out = FIXTURES / agent
     shutil.rmtree(out, ignore_errors=True)
-    if agent == "claude-code":
+    if agent in ("claude-code", "inbox"):  # inbox: test_history_inbox.py's Claude session
         for src in sorted((root / "home" / ".claude" / "projects").glob("*/*.jsonl")):
             _copy_lines(src, out / "-home-dev-proj" / src.name, root)
     elif agent == "codex":

@@ -74,7 +74,9 @@ def inbox_group(ctx: click.Context, show_all: bool, limit: int, as_json: bool) -
         if not found:
             click.echo("No candidates. Run `ctxmode history import` first.", err=True)
         for c in found:
-            click.echo(f"#{c.id} [{c.kind}] {c.text}  (score {c.score:.1f}, {c.status})")
+            named = c.kind in ("decision", "rejection") and len(c.subject.split()) <= 3
+            about = f": {c.subject}" if named else ""
+            click.echo(f"#{c.id} [{c.kind}{about}] {c.text}  (score {c.score:.1f}, {c.status})")
             for ev in c.evidence[:3]:
                 when = format_time(ev.get("at"))
                 who = ev.get("agent", "")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from ctxmode.cli._common import (
@@ -65,6 +67,10 @@ def search_cmd(
             until=end,
             budget_chars=budget,
         )
+        refs = store.session_refs([int(h.id[4:]) for h in result.hits if h.id.startswith("evt:")])
+
+    def session_of(hit_id: str) -> dict[str, Any] | None:
+        return refs.get(int(hit_id[4:])) if hit_id.startswith("evt:") else None
 
     def human() -> None:
         if result.notice:
@@ -80,12 +86,23 @@ def search_cmd(
                 f"{hit.id:<10} {hit.type:<10} {format_time(hit.created_at)}  {hit.title}{flag}"
                 f"  [{hit.source}]"
             )
+            ref = session_of(hit.id)
+            if ref is not None:
+                click.echo(
+                    f"    session {str(ref['session'])[:8]} {ref['agent']} "
+                    f"{format_time(ref['session_started_at'])} ({ref['origin']})"
+                )
             click.echo(f"    {hit.snippet}")
         shown = len(result.hits)
         if result.total > shown:
             click.echo(f"{shown} of {result.total} matches shown.", err=True)
 
-    emit(as_json, result.to_dict(), human)
+    data = result.to_dict()
+    for hit in data["hits"]:
+        ref = session_of(hit["id"])
+        if ref is not None:
+            hit["session"] = ref
+    emit(as_json, data, human)
 
 
 @click.command("get")

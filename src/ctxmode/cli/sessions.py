@@ -65,11 +65,9 @@ def events_cmd(
 def sessions_cmd(ctx: click.Context, limit: int, as_json: bool) -> None:
     """List agent sessions, most recently active first: those the hooks recorded (live) and
     those read from the agents' transcripts (imported: ``ctxmode history import``)."""
-    from ctxmode.history.importer import imported_sessions
-
     with state(ctx).store() as store:
         found = store.sessions(limit)
-        imported = imported_sessions(store)
+        imported = store.imported_sessions()
 
     def origin(session_id: str) -> str:
         return "imported" if session_id in imported else "live"

@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxmode.core import config
 from ctxmode.core.db import Database
 from ctxmode.core.errors import InvalidInput
 from ctxmode.history import sources
@@ -108,6 +109,15 @@ def agents_of(choice: str | None) -> tuple[str, ...]:
     return (choice,)
 
 
+def transcripts_of(agent: str) -> list[Transcript]:
+    """Every past session of ``agent`` on this machine, whatever its project."""
+    if agent == "opencode":
+        from ctxmode.history.opencode import sessions
+
+        return sessions(config.opencode_data_dir() / "opencode.db")
+    return sources.find(agent)
+
+
 def discover(
     root: str, agents: Sequence[str] = AGENTS, since_ms: int | None = None
 ) -> tuple[list[Found], int]:
@@ -116,7 +126,7 @@ def discover(
     found: list[Found] = []
     others = 0
     for agent in agents:
-        for transcript in sources.find(agent):
+        for transcript in transcripts_of(agent):
             if since_ms is not None and transcript.mtime_ns // 1_000_000 < since_ms:
                 continue
             how = sources.match(project, transcript.cwd, transcript.remote, transcript.slug)
@@ -151,15 +161,19 @@ def run(
     done_rows = _rows(store)
     todo: list[tuple[Found, dict[str, Any] | None]] = []
     unchanged = 0
+    skipped: list[tuple[str, str]] = []
     for item in found:
         row = done_rows.get(item.transcript.key)
         t = item.transcript
         if row is not None and row["size"] == t.size and row["mtime_ns"] == t.mtime_ns:
-            unchanged += 1
+            if row["skipped"]:
+                skipped.append((str(t.path), str(row["skipped"])))  # still unreadable
+            else:
+                unchanged += 1
         else:
             todo.append((item, row))
     total = sum(max(0, t.transcript.size - int((row or {}).get("offset") or 0)) for t, row in todo)
-    stats = _Tally()
+    stats = _Tally(skipped=skipped)
     report_progress = progress or (lambda done, total: None)
     report_progress(0, total)
     for item, row in todo:
@@ -284,20 +298,30 @@ def _import_one(
             (ms, p) for ms, p in chunk.calls if since_ms is None or (ms or fallback_ms) >= since_ms
         ]
         stats.calls += len(calls)
-        stats.events += _record_calls(store, t.agent, session_id, cwd, calls, fallback_ms, dry_run)
         # Files read whole each time count their compactions afresh; the others add on.
         compactions = chunk.compactions if t.agent in _WHOLE else compactions + chunk.compactions
         next_offset = chunk.resume
-        if not dry_run:
-            if compactions:
-                with store.transaction() as conn:
-                    conn.execute(
-                        "UPDATE sessions SET compact_count = max(compact_count, ?) "
-                        "WHERE session_id = ?",
-                        (compactions, session_id),
-                    )
-            state = {"cwd": cwd, "compactions": compactions}
-            _save_row(store, t, session_id, next_offset, state)
+        state = {"cwd": cwd, "compactions": compactions}
+
+        def finish(
+            sid: str = session_id,
+            n: int = compactions,
+            at: int = next_offset,
+            state: dict[str, Any] = state,
+        ) -> None:
+            """The chunk's bookkeeping, in the transaction of its last calls (a kill
+            before it commits reads the chunk again: its calls are stored once)."""
+            if n:
+                store.conn.execute(
+                    "UPDATE sessions SET compact_count = max(compact_count, ?) "
+                    "WHERE session_id = ?",
+                    (n, sid),
+                )
+            _save_row(store, t, sid, at, state)
+
+        stats.events += _record_calls(
+            store, t.agent, session_id, cwd, calls, fallback_ms, dry_run, finish
+        )
         if chunk.done or next_offset <= offset:
             break
         offset = next_offset
@@ -316,17 +340,23 @@ def _record_calls(
     calls: list[tuple[int, dict[str, Any]]],
     fallback_ms: int,
     dry_run: bool,
+    finish: Callable[[], None],
 ) -> int:
-    """Record rebuilt hook payloads as the hooks would; the number of events stored (with
-    ``dry_run``: extracted)."""
+    """Record rebuilt hook payloads as the hooks would, ``BATCH_CALLS`` per transaction,
+    ``finish`` in the last one; the number of events stored (``dry_run``: extracted, and
+    nothing written)."""
     stored = 0
+    if dry_run:
+        for _, rebuilt in calls:
+            ev = adapters.normalize(agent, None, {**rebuilt, "session_id": session_id})
+            stored += len(events.extract(ev)) if ev is not None else 0
+        return stored
+    if not calls:
+        with store.transaction():
+            finish()
+        return 0
     for start in range(0, len(calls), BATCH_CALLS):
         batch = calls[start : start + BATCH_CALLS]
-        if dry_run:
-            for _, rebuilt in batch:
-                ev = adapters.normalize(agent, None, {**rebuilt, "session_id": session_id})
-                stored += len(events.extract(ev)) if ev is not None else 0
-            continue
         with store.transaction():
             for ms, rebuilt in batch:
                 payload = {**rebuilt, "session_id": session_id, "cwd": cwd or store.root_dir}
@@ -340,6 +370,8 @@ def _record_calls(
                     dedupe_window=None,
                 )  # fmt: skip
                 stored += result.inserted
+            if start + BATCH_CALLS >= len(calls):
+                finish()
     return stored
 
 
@@ -350,3 +382,23 @@ def imported_sessions(store: Database) -> dict[str, str]:
         "AND skipped IS NULL"
     ).fetchall()
     return {str(r[0]): str(r[1]) for r in rows}
+
+
+def session_refs(store: Database, event_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    """For search hits on session events: event id -> its session, agent, the session's
+    start and whether it was imported (``origin``), so a hit says when and by whom."""
+    if not event_ids:
+        return {}
+    marks = ",".join("?" * len(event_ids))
+    rows = store.conn.execute(
+        f"SELECT e.id, e.session_id, e.agent, s.started_at, "
+        f"EXISTS (SELECT 1 FROM history_files h WHERE h.session_id = e.session_id) "
+        f"FROM events e LEFT JOIN sessions s ON s.session_id = e.session_id "
+        f"WHERE e.id IN ({marks})",
+        list(event_ids),
+    ).fetchall()
+    return {
+        int(r[0]): {"session": r[1], "agent": r[2], "session_started_at": r[3],
+                    "origin": "imported" if r[4] else "live"}
+        for r in rows
+    }  # fmt: skip

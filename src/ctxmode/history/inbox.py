@@ -103,7 +103,12 @@ _SUBJECT_STOPS = frozenset(
         "there", "now",
     }
 )  # fmt: skip
-_ARTICLES = frozenset({"the", "a", "an", "our", "this", "that"})
+_ARTICLES = frozenset({"the", "our"})
+#: First words of what is used once, not chosen: "let's use a script", "we use it to ...".
+_ONE_OFF = frozenset(
+    {"a", "an", "it", "this", "that", "them", "these", "those", "something", "some", "one",
+     "what", "which", "whatever", "any", "anything", "same"}
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -112,6 +117,8 @@ class Candidate:
 
     id: int
     kind: str
+    #: What it is about: the thing decided or rejected, else the statement normalised.
+    subject: str
     text: str
     score: float
     status: str
@@ -123,6 +130,7 @@ class Candidate:
         return {
             "id": self.id,
             "kind": self.kind,
+            "subject": self.subject,
             "type": KIND_TYPES.get(self.kind, "decision"),
             "text": self.text,
             "score": round(self.score, 2),
@@ -167,42 +175,55 @@ def _hypothetical(clause: str, mark: str) -> bool:
     )
 
 
+#: Sentence ends: a candidate quotes the user's whole sentence, not the clause that cued it.
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
+
+
 def statements(text: str) -> list[Statement]:
-    """The knowledge ``text`` states, clause by clause (questions and suppositions skipped)."""
+    """The knowledge ``text`` states: each clause that states (not one that asks or
+    supposes), quoted as the whole sentence it is in."""
     out: list[Statement] = []
-    previous_decision = False
-    for clause, mark in clauses(text):
-        body = " ".join(clause.split())
-        if len(body) < 6 or _hypothetical(body, mark):
-            previous_decision = False
-            continue
-        found = _classify(body, previous_decision)
-        previous_decision = any(s.kind == "decision" for s in found)
+    for sentence in _SENTENCE.split(text):
+        quote = " ".join(sentence.split())
+        if len(quote) < 6 or quote.endswith(("?", "？")):
+            continue  # a sentence that ends asking asks all through ("X, right?")
+        found: list[Statement] = []
+        previous_decision = False
+        for clause, mark in clauses(quote):
+            body = " ".join(clause.split())
+            if len(body) < 3 or _hypothetical(body, mark):
+                previous_decision = False
+                continue
+            said = _classify(body, previous_decision, quote)
+            previous_decision = any(s.kind == "decision" for s in said)
+            found += [
+                s for s in said if (s.kind, s.subject) not in {(f.kind, f.subject) for f in found}
+            ]
         out += found
     return out
 
 
-def _classify(body: str, after_decision: bool) -> list[Statement]:
+def _classify(body: str, after_decision: bool, quote: str) -> list[Statement]:
     out: list[Statement] = []
     for pattern in (*_REJECTION, _REJECTION_ZH):
         m = pattern.search(body)
-        if m and (pattern.pattern.startswith("^not") is False or after_decision):
+        if m and (not pattern.pattern.startswith("^not") or after_decision):
             subject = subject_of(m.group("subj"))
-            if subject:
-                out.append(Statement("rejection", subject, body))
+            if subject and subject.split()[0] not in _ONE_OFF:
+                out.append(Statement("rejection", subject, quote))
                 break
     for pattern in (*_DECISION, _DECISION_ZH):
         m = pattern.search(body)
-        if m:
+        if m and m.group("subj").split()[0].lower() not in _ONE_OFF:
             subject = subject_of(m.group("subj"))
             rejected = {s.subject for s in out}
             if subject and subject not in rejected and not _negated(body, m.start()):
-                out.append(Statement("decision", subject, body))
+                out.append(Statement("decision", subject, quote))
                 break
     if not out and (_CONSTRAINT.search(body) or _CONSTRAINT_ZH.search(body)):
-        out.append(Statement("constraint", _norm(body), body))
+        out.append(Statement("constraint", _norm(quote), quote))
     if not out and (_CONVENTION.search(body) or _CONVENTION_ZH.search(body)):
-        out.append(Statement("convention", _norm(body), body))
+        out.append(Statement("convention", _norm(quote), quote))
     return out
 
 
@@ -334,8 +355,10 @@ def _fixes(session_id: str, rows: list[tuple[Any, ...]]) -> list[tuple[Statement
                 continue  # passed again without a change: flaky, not fixed
             message = str(error.get("message") or "").splitlines()[:1]
             names = ", ".join(Path(p).name for p in edits[:3])
+            command = str(data["command"])
+            command = command if len(command) <= 120 else command[:119] + "…"
             text = (
-                f"`{data['command']}` failed ({error['kind']}"
+                f"`{command}` failed ({error['kind']}"
                 + (f": {message[0]}" if message else "")
                 + f"); it passed after changes to {names}"
             )
@@ -350,10 +373,13 @@ def _fixes(session_id: str, rows: list[tuple[Any, ...]]) -> list[tuple[Statement
 
 def _row(row: tuple[Any, ...]) -> Candidate:
     evidence = json.loads(row[5])
-    return Candidate(row[0], row[1], row[2], float(row[3]), row[4], evidence, row[6], row[7])
+    subject = str(row[8]).split(":", 1)[-1]
+    return Candidate(
+        row[0], row[1], subject, row[2], float(row[3]), row[4], evidence, row[6], row[7]
+    )
 
 
-_COLUMNS = "id, kind, text, score, status, evidence, context_id, created_at"
+_COLUMNS = "id, kind, text, score, status, evidence, context_id, created_at, key"
 
 
 def list_candidates(

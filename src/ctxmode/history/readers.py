@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -129,6 +130,12 @@ _CODEX_NOT_PROMPTS = (
 )
 
 
+#: Rollout lines whose type (near the start of the line) says they hold nothing to import.
+_CODEX_SKIP = re.compile(
+    rb'"type": ?"(?:event_msg|world_state|token_usage_record|thread_settings_applied)"'
+)
+
+
 def read_codex(path: Path, offset: int, state: dict[str, Any]) -> Chunk:
     """A Codex rollout (``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl``)."""
     data, offset = _read_bytes(path, offset, CHUNK_BYTES)
@@ -146,6 +153,10 @@ def read_codex(path: Path, offset: int, state: dict[str, Any]) -> Chunk:
     for raw in data[:end].split(b"\n"):
         start, at = at, at + len(raw) + 1
         if not raw.strip():
+            continue
+        head = raw[:160]
+        if _CODEX_SKIP.search(head) and b"task_complete" not in head:
+            good += 1  # token counts, world state ...: whole lines, nothing to read
             continue
         try:
             entry = json.loads(raw)
@@ -227,8 +238,9 @@ def _codex_item(
             "tool_use_id": call_id,
         }
         if name == "Bash" and code:
-            # The rollout has the exit code, which Codex's PostToolUse hook does not send.
-            payload.update(hook_event_name="PostToolUseFailure", error=f"Exit code {code}\n{text}")
+            # The rollout has the exit code, which Codex's PostToolUse hook does not send (its
+            # adapter guesses from the output); the message stays the output, as the hook's.
+            payload.update(hook_event_name="PostToolUseFailure", error=text)
         else:
             payload.update(hook_event_name="PostToolUse", tool_response=text)
         out.append((call_line, ms, payload))
@@ -353,6 +365,9 @@ def read_gemini(path: Path, offset: int, state: dict[str, Any]) -> Chunk:
         good = 0
         for raw in data[:end].split(b"\n"):
             if not raw.strip():
+                continue
+            if raw.startswith(b'{"$set"') and b'"messages"' not in raw[:40]:
+                good += 1  # lastUpdated and the like
                 continue
             try:
                 entry = json.loads(raw)

@@ -121,7 +121,8 @@ def match(
 
 
 def find(agent: str, home: Path | None = None) -> list[Transcript]:
-    """Every past session of ``agent`` on this machine, whatever its project."""
+    """Every past session of ``agent`` on this machine, whatever its project (OpenCode's live
+    in its database: ``history.opencode.sessions``, which ``importer.transcripts_of`` calls)."""
     if agent == "claude-code":
         return _claude_transcripts(config.claude_config_dir(home) / "projects")
     if agent == "codex":
@@ -131,10 +132,6 @@ def find(agent: str, home: Path | None = None) -> list[Transcript]:
         base = config.gemini_home(home) / ".gemini" / "tmp"
         found = _files(base, "*/chats/*.jsonl") + _files(base, "*/chats/*.json")
         return [_peeked(agent, p, _peek_gemini) for p in found]
-    if agent == "opencode":
-        from ctxmode.history.opencode import sessions
-
-        return sessions(config.opencode_data_dir(home) / "opencode.db")
     raise ValueError(agent)
 
 

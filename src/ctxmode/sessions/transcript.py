@@ -86,6 +86,15 @@ def _content_text(content: Any) -> str | None:
 #: Most of a transcript read per backfill (bytes, from the last offset read): a session's
 #: tool outputs, not an unbounded file.
 BACKFILL_BYTES = 16 * 1024 * 1024
+#: What a line read by ``claude_read`` holds (the others are not parsed: most of a
+#: transcript's bytes are attachments and request shapes).
+_WANTED = (
+    b'"type":"user"',
+    b'"type":"assistant"',
+    b'"type": "user"',
+    b'"type": "assistant"',
+    b'"compact_boundary"',
+)
 #: User texts that are Claude Code's own (slash commands, their output, caveats), not prompts.
 _NOT_PROMPTS = ("<command-name>", "<command-message>", "<local-command-", "Caveat:", "<bash-")
 
@@ -155,8 +164,8 @@ def claude_read(
     said: tuple[int, str, str] | None = None  # the turn's last assistant text
     for raw in data[:end].split(b"\n"):
         start, at = at, at + len(raw) + 1
-        if not raw.strip():
-            continue
+        if not any(mark in raw for mark in _WANTED):
+            continue  # attachments, request shapes, progress: nothing read from them
         try:
             entry = json.loads(raw)
         except (ValueError, RecursionError):

@@ -66,6 +66,8 @@ DONE_MESSAGES = {
     "unshared": "Context no longer shared: commit the deleted file.",
     "status": "Task status changed.",
     "task": "Task created.",
+    "accepted": "Candidate stored as a context.",
+    "rejected": "Candidate rejected: it is not proposed again.",
 }
 
 log = logging.getLogger("ctxmode.web")
@@ -365,6 +367,7 @@ class Viewer:
 
         def work(store: Store) -> dict[str, Any]:
             listed = store.sessions(limit=50)
+            imported = store.imported_sessions()
             session_id = wanted or (listed[0].session_id if listed else None)
             events: list[Any] = []
             snap: SnapshotView | None = None
@@ -377,6 +380,7 @@ class Viewer:
                 store.events("", chosen, limit=1)  # an unknown category is still an error
             return {
                 "sessions": listed,
+                "imported": imported,
                 "session_id": session_id,
                 "events": events,
                 "categories": EVENT_CATEGORIES,
@@ -386,6 +390,45 @@ class Viewer:
             }
 
         return self.render(request, "sessions.html", await self.run(work))
+
+    async def inbox(self, request: Request) -> Response:
+        def work(store: Store) -> dict[str, Any]:
+            from ctxmode.core.models import CONTEXT_TYPES
+            from ctxmode.history import inbox
+
+            return {
+                "candidates": inbox.list_candidates(store, limit=200),
+                "types": CONTEXT_TYPES,
+                "kind_types": inbox.KIND_TYPES,
+            }
+
+        return self.render(request, "inbox.html", await self.run(work))
+
+    async def inbox_accept(self, request: Request) -> Response:
+        candidate_id = int(request.path_params["id"])
+        form = await self.form(request)
+        type_ = forms.text(form, "type") or None
+        files = forms.paths(forms.text(form, "files")) or None
+
+        def work(store: Store) -> dict[str, Any]:
+            from ctxmode.history import inbox
+
+            return inbox.accept(store, candidate_id, type_=type_, files=files)
+
+        done = await self.run(work)
+        return RedirectResponse(f"/contexts/{done['context_id']}?done=accepted", status_code=303)
+
+    async def inbox_reject(self, request: Request) -> Response:
+        candidate_id = int(request.path_params["id"])
+        await self.form(request)
+
+        def work(store: Store) -> None:
+            from ctxmode.history import inbox
+
+            inbox.reject(store, candidate_id)
+
+        await self.run(work)
+        return RedirectResponse("/inbox?done=rejected", status_code=303)
 
     async def search(self, request: Request) -> Response:
         query = request.query_params.get("q", "").strip()
@@ -480,6 +523,9 @@ def create_app(
         Route("/tasks/{id:int}/status", v.task_status, methods=["POST"]),
         Route("/sessions", v.sessions),
         Route("/search", v.search),
+        Route("/inbox", v.inbox),
+        Route("/inbox/{id:int}/accept", v.inbox_accept, methods=["POST"]),
+        Route("/inbox/{id:int}/reject", v.inbox_reject, methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]
     return Starlette(

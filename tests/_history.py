@@ -1,0 +1,87 @@
+"""Laying out the agents' transcripts of ``tests/fixtures/history`` in a scratch HOME, and
+running the CLI on a project (shared by the history import and inbox tests)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from ctxmode.cli import cli
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "history"
+PROJ, HOME = "/home/dev/proj", "/home/dev"
+DECISION = "Use Google OAuth 2.0 rather than Passport"
+CLAUDE_SID = "0129c34d-5070-4d8b-97f3-ad4e1848768d"
+
+
+def _git_project(root: Path, readme: str = "# proj\n") -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
+           "PATH": "/usr/bin:/bin", "HOME": str(root)}  # fmt: skip
+    (root / "README.md").write_text(readme)
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "initial"]):
+        subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
+    return root
+
+
+def _put(src: Path, dest: Path, proj: Path, home: Path, **swap: str) -> Path:
+    text = src.read_text(encoding="utf-8").replace(PROJ, str(proj)).replace(HOME, str(home))
+    for old, new in swap.items():
+        text = text.replace(old, new)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_text(text, encoding="utf-8")
+    return dest
+
+
+def lay_out(agent: str, home: Path, proj: Path, **swap: str) -> list[Path]:
+    """The fixture transcripts of ``agent`` where the agent keeps them, for ``proj``."""
+    out = []
+    if agent == "claude-code":
+        slug = str(proj).replace("/", "-")
+        for src in sorted((FIXTURES / agent / "-home-dev-proj").glob("*.jsonl")):
+            name = src.name
+            for old, new in swap.items():
+                name = name.replace(old, new)
+            out.append(_put(src, home / ".claude" / "projects" / slug / name, proj, home, **swap))
+    elif agent == "codex":
+        base = FIXTURES / agent
+        for src in sorted(base.rglob("rollout-*.jsonl")):
+            dest = home / ".codex" / "sessions" / src.relative_to(base)
+            out.append(_put(src, dest, proj, home, **swap))
+    elif agent == "gemini-cli":
+        folder = home / ".gemini" / "tmp" / proj.name
+        for src in sorted((FIXTURES / agent / "proj" / "chats").glob("*")):
+            out.append(_put(src, folder / "chats" / src.name, proj, home, **swap))
+        (folder / ".project_root").write_text(str(proj))
+    elif agent == "opencode":
+        sql = (FIXTURES / agent / "opencode.sql").read_text().replace(PROJ, str(proj))
+        db = home / ".local" / "share" / "opencode" / "opencode.db"
+        db.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(db)
+        conn.executescript(sql)
+        conn.commit()
+        conn.close()
+        out.append(db)
+    return out
+
+
+def ctx(proj: Path, *args: str) -> Any:
+    """Run the CLI in ``proj``; the parsed ``--json`` document."""
+    runner = CliRunner()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(proj)
+        result = runner.invoke(cli, [*args, "--json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def events(proj: Path, session: str | None = None) -> list[dict[str, Any]]:
+    args = ["events", "--limit", "1000"] + (["--session", session] if session else [])
+    return list(reversed(ctx(proj, *args)["events"]))
