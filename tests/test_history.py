@@ -321,3 +321,17 @@ def test_search_finds_past_sessions_with_their_dates_and_agents(proj: Path, home
     for h in hits:
         assert h["session"]["origin"] == "imported"
         assert time_day(h["session"]["session_started_at"]) == "2026-12-02"
+
+
+def test_a_line_longer_than_a_chunk_does_not_stop_the_rest(proj: Path, home: Path) -> None:
+    """A 17 MB line (a pasted image, say) is passed over; the calls after it are read."""
+    from ctxmode.history.readers import CHUNK_BYTES
+
+    (path, *_) = [p for p in lay_out("claude-code", home, proj) if CLAUDE_SID in p.name]
+    lines = path.read_text().splitlines(keepends=True)
+    huge = json.dumps({"type": "user", "sessionId": CLAUDE_SID, "blob": "x" * CHUNK_BYTES})
+    path.write_text(lines[0] + huge + "\n" + "".join(lines[1:]))
+    report = ctx(proj, "history", "import")
+    assert report["skipped"] == [] and report["sessions"] == 2
+    prompts = [e for e in events(proj, CLAUDE_SID) if e["category"] == "prompt"]
+    assert len(prompts) == 4

@@ -191,7 +191,8 @@ def run(
     if not dry_run:
         from ctxmode.history import inbox
 
-        candidates = inbox.propose(store)
+        # Nothing new imported: the candidates stand as they are (no scan of the events).
+        candidates = inbox.propose(store) if stats.events else inbox.open_count(store)
     return ImportReport(
         candidates=candidates,
         sessions=len(stats.sessions),

@@ -280,6 +280,11 @@ def propose(store: Database, now: int | None = None) -> int:
     with store.transaction() as conn:
         for key, item in found.items():
             _upsert(conn, key, item, ts)
+    return open_count(store)
+
+
+def open_count(store: Database) -> int:
+    """How many candidates wait in the inbox."""
     row = store.conn.execute("SELECT count(*) FROM candidates WHERE status = 'open'").fetchone()
     return int(row[0])
 

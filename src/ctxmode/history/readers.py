@@ -80,6 +80,10 @@ def read_claude(path: Path, offset: int, state: dict[str, Any]) -> Chunk:
     if not path.is_file():
         raise Unreadable("not a regular file")
     read = claude_read(str(path), offset, CHUNK_BYTES, stops=True)
+    if read.nbytes == 0:
+        past = _past_long_line(path, offset)
+        if past is not None:
+            return Chunk(resume=past, nbytes=past - offset, done=False)
     if offset == 0 and not read.calls:
         _check_lines(path)
     return Chunk(
@@ -89,15 +93,40 @@ def read_claude(path: Path, offset: int, state: dict[str, Any]) -> Chunk:
         cwd=read.cwd,
         compactions=read.compactions,
         nbytes=read.nbytes,
-        done=read.nbytes < CHUNK_BYTES - 1024 * 1024 or read.resume <= offset,
+        done=read.resume <= offset or read.resume >= _size(path),
     )
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _past_long_line(path: Path, offset: int) -> int | None:
+    """After a line longer than a chunk (a whole image, say): the offset past it, so the
+    lines after it are read; None when the line is the file's last (still being written)."""
+    try:
+        with path.open("rb") as handle:
+            handle.seek(offset)
+            at = offset
+            while block := handle.read(1024 * 1024):
+                newline = block.find(b"\n")
+                if newline != -1:
+                    return at + newline + 1
+                at += len(block)
+    except OSError:
+        return None
+    return None
 
 
 def _check_lines(path: Path) -> None:
     """Raise ``Unreadable`` when a transcript that gave nothing holds lines that are not JSON
     (a session that has no prompt yet is no error)."""
     data, _ = _read_bytes(path, 0, CHUNK_BYTES)
-    lines = [line for line in data.split(b"\n") if line.strip()]
+    whole = data[: data.rfind(b"\n") + 1]  # a line cut by the chunk's end is no fault
+    lines = [line for line in whole.split(b"\n") if line.strip()]
     bad = 0
     for line in lines:
         try:
@@ -141,6 +170,9 @@ def read_codex(path: Path, offset: int, state: dict[str, Any]) -> Chunk:
     data, offset = _read_bytes(path, offset, CHUNK_BYTES)
     end = data.rfind(b"\n") + 1
     if end == 0:
+        past = _past_long_line(path, offset) if len(data) == CHUNK_BYTES else None
+        if past is not None:
+            return Chunk(resume=past, nbytes=past - offset, done=False)
         if offset == 0 and data.strip():
             raise Unreadable("no complete JSON line")
         return Chunk(resume=offset, nbytes=0)
