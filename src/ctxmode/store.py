@@ -273,14 +273,19 @@ class Store(Database):
     # -- team knowledge (``.context/shared``) ------------------------------------------------
 
     def sync_shared(
-        self, *, force: bool = False, prefer: dict[str, str] | None = None
+        self,
+        *,
+        force: bool = False,
+        prefer: dict[str, str] | None = None,
+        accept: Sequence[str] = (),
     ) -> SyncReport | None:
         """Import teammates' changes to ``.context/shared`` and write local edits of shared
         items; None, at the cost of one ``stat`` and one row read, when neither side moved.
 
-        ``prefer`` maps stable ids in conflict to the side to keep (``ours``/``theirs``).
+        ``prefer`` maps stable ids in conflict to the side to keep (``ours``/``theirs``);
+        ``accept`` names items held for review whose supersession to apply.
         """
-        if not force and not prefer:
+        if not force and not prefer and not accept:
             row = self.conn.execute(
                 "SELECT fingerprint, edits, synced_edits FROM team_state WHERE id = 1"
             ).fetchone()
@@ -297,7 +302,7 @@ class Store(Database):
                     return None
         from ctxmode.exchange import team
 
-        return team.sync(self, prefer)
+        return team.sync(self, prefer, accept=accept)
 
     def refresh_shared(self) -> SyncReport | None:
         """``sync_shared`` for automatic callers (commands, MCP calls, session start): a
