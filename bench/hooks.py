@@ -13,8 +13,13 @@ Prints the median of ``--runs`` (default 15, at least 10) runs per command and t
 Then, in-process (no process start-up noise), the median time of the edit hook's knowledge
 lookup (``handlers._file_knowledge``) for the unlinked and the linked file: what it adds to
 pre-tool-use. Targets: ctxmode <= 0.2x context-mode and <= 1.3x the floor; lookup <= 2 ms.
+Last, the redactor's own cost (``core.redact.redact``) on what the hooks pass it: every string
+of every captured hook payload (all agents) plus an English/Chinese prose sample and a 64 KB
+command output: the first pass in a fresh process (pattern compiles included) and the warm
+median per pass, in-process. ``--redactor-only`` prints just that.
 
-Run: .venv/bin/python bench/hooks.py [--runs N] [--no-context-mode]
+Run: .venv/bin/python bench/hooks.py [--runs N] [--no-context-mode] [--redactor-only]
+     [--redactor-baseline OLD_REDACT_PY]
 """
 
 from __future__ import annotations
@@ -191,8 +196,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--no-context-mode", action="store_true")
+    parser.add_argument("--redactor-only", action="store_true")
+    parser.add_argument("--redactor-baseline", type=Path, help="another redact.py to compare")
     args = parser.parse_args()
     runs = max(10, args.runs)
+    if args.redactor_only:
+        print_redactor_cost(runs, args.redactor_baseline)
+        return 0
 
     why_not = "skipped (--no-context-mode)" if args.no_context_mode else ensure_context_mode()
     with tempfile.TemporaryDirectory(prefix="ctxmode-bench-") as tmp:
@@ -270,7 +280,97 @@ def main() -> int:
             f"{runs * 20}: unlinked {lookup_ms[0]:.3f} ms, linked (injected) {lookup_ms[1]:.3f} ms"
         )
         print("targets: ctxmode <= 1.3x floor, <= 0.2x context-mode; lookup <= 2 ms")
+    print_redactor_cost(runs, args.redactor_baseline)
     return 0
+
+
+#: Text the hooks redact besides payload fields: prose mixing English and Chinese, and a large
+#: command output (logs with paths, numbers and the odd key name).
+_PROSE = (
+    "我们决定把 token 缓存放到 Redis 里，REFRESH_TOKEN_TTL = 604800，max_tokens = 4096。\n"
+    "The auth middleware checks the session key before each handler; see docs/auth.md.\n"
+)
+_LOG_LINE = "2026-12-02T05:54:29Z INFO worker=3 path=/srv/app/src/auth/tokens.py took=12ms ok\n"
+
+
+def _hook_texts() -> list[str]:
+    texts: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str):
+            texts.append(value)
+        elif isinstance(value, dict):
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+
+    for fixture in sorted((REPO / "tests" / "fixtures" / "hooks").glob("*/*.json")):
+        walk(json.loads(fixture.read_text(encoding="utf-8")))
+    return [*texts, _PROSE * 10, _LOG_LINE * (65536 // len(_LOG_LINE))]
+
+
+_COLD = """
+import importlib.util, json, sys, time
+texts = json.load(sys.stdin)
+start = time.perf_counter()
+if sys.argv[1]:
+    spec = importlib.util.spec_from_file_location("redact_baseline", sys.argv[1])
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+else:
+    import ctxmode.core.redact as module
+for t in texts:
+    module.redact(t)
+print((time.perf_counter() - start) * 1000)
+"""
+
+
+def _load(path: Path) -> Any:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("redact_baseline", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def print_redactor_cost(runs: int, baseline: Path | None = None) -> None:
+    """Print the redactor's cost on hook texts: cold first pass and warm median per pass;
+    with ``baseline`` (another ``redact.py``, e.g. ``git show REV:src/ctxmode/core/redact.py``)
+    the same figures for it, measured interleaved in the same run."""
+    import ctxmode.core.redact as current
+
+    texts = _hook_texts()
+    blob = json.dumps(texts).encode()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subjects: dict[str, tuple[str, Any]] = {"current": ("", current)}
+    if baseline is not None:
+        subjects["baseline"] = (str(baseline), _load(baseline))
+    cold: dict[str, list[float]] = {name: [] for name in subjects}
+    warm: dict[str, list[float]] = {name: [] for name in subjects}
+    for _ in range(runs):
+        for name, (arg, _module) in subjects.items():
+            proc = subprocess.run(
+                [PYTHON, "-c", _COLD, arg], input=blob, capture_output=True, env=env
+            )
+            cold[name].append(float(proc.stdout))
+    for _ in range(runs * 2):
+        for name, (_arg, module) in subjects.items():
+            start = time.perf_counter()
+            for t in texts:
+                module.redact(t)
+            warm[name].append(time.perf_counter() - start)
+    size = sum(len(t) for t in texts)
+    print(f"redactor on {len(texts)} hook texts ({size // 1024} KB), medians of {runs}:")
+    for name in subjects:
+        print(
+            f"  {name:<9} first pass in a fresh process (import + compiles) "
+            f"{statistics.median(cold[name]):.2f} ms, warm "
+            f"{statistics.median(warm[name]) * 1000:.2f} ms per pass"
+        )
 
 
 def lookup_medians(project: Path, n: int) -> tuple[float, float]:

@@ -391,20 +391,25 @@ class Store(Database):
     # -- team knowledge (``.context/shared``) ------------------------------------------------
 
     def sync_shared(
-        self, *, force: bool = False, prefer: dict[str, str] | None = None
+        self,
+        *,
+        force: bool = False,
+        prefer: dict[str, str] | None = None,
+        accept: Sequence[str] = (),
     ) -> SyncReport | None:
         """Import teammates' changes to ``.context/shared`` and write local edits of shared
         items; None, at the cost of one ``stat`` and one row read, when neither side moved.
 
-        ``prefer`` maps stable ids in conflict to the side to keep (``ours``/``theirs``).
+        ``prefer`` maps stable ids in conflict to the side to keep (``ours``/``theirs``);
+        ``accept`` names items held for review whose supersession to apply.
         """
         from ctxmode.exchange import team_state
 
-        if not force and not prefer and team_state.unchanged(self):
+        if not force and not prefer and not accept and team_state.unchanged(self):
             return None
         from ctxmode.exchange import team
 
-        return team.sync(self, prefer)
+        return team.sync(self, prefer, accept=accept)
 
     def refresh_shared(self) -> SyncReport | None:
         """``sync_shared`` for automatic callers (commands, MCP calls, session start): a

@@ -74,6 +74,7 @@ _LABELS = {
     "deleted_locally": "deleted locally",
     "conflicted": "CONFLICT",
     "invalid": "INVALID",
+    "held": "HELD for review",
 }
 
 
@@ -97,7 +98,9 @@ def team_cmd(ctx: click.Context, as_json: bool) -> None:
             label = _LABELS.get(item.state, item.state)
             if item.uncommitted and item.state == "in_sync":
                 label = "not committed"
-            who = f" ({item.owner})" if item.owner else ""
+            who = f" (shared by {item.shared_by})" if item.shared_by else ""
+            if item.owner and item.owner != item.shared_by:
+                who += f" (owner: {item.owner}, as the file says)"
             ref = f"#{item.context_id}" if item.context_id else "-"
             click.echo(f"{label:<20} {ref:>6} {item.type or '':<10} {item.file}{who}")
             if item.title:
@@ -113,11 +116,22 @@ def team_cmd(ctx: click.Context, as_json: bool) -> None:
 @click.command("sync")
 @click.option("--ours", "ours", multiple=True, help="In a conflict, keep the local version.")
 @click.option("--theirs", "theirs", multiple=True, help="In a conflict, keep the repo's version.")
+@click.option(
+    "--accept",
+    "accept",
+    multiple=True,
+    metavar="ID",
+    help="Apply the supersession of an item held for review (listed by `ctxmode team`).",
+)
 @json_option
 @click.pass_context
 @handle_errors
 def sync_cmd(
-    ctx: click.Context, ours: tuple[str, ...], theirs: tuple[str, ...], as_json: bool
+    ctx: click.Context,
+    ours: tuple[str, ...],
+    theirs: tuple[str, ...],
+    accept: tuple[str, ...],
+    as_json: bool,
 ) -> None:
     """Import teammates' shared files now and write local edits; report what changed."""
     both = set(ours) & set(theirs)
@@ -125,7 +139,7 @@ def sync_cmd(
         raise click.UsageError(f"{', '.join(sorted(both))} given to both --ours and --theirs")
     prefer = {**{sid: "ours" for sid in ours}, **{sid: "theirs" for sid in theirs}}
     with state(ctx).store(sync=False) as store:
-        report = store.sync_shared(force=True, prefer=prefer)
+        report = store.sync_shared(force=True, prefer=prefer, accept=accept)
     assert report is not None
 
     def human() -> None:

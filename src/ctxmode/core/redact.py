@@ -3,6 +3,15 @@
 Pure functions over text. Each pattern replaces the secret part with ``[REDACTED:<kind>]`` and
 keeps enough around it (variable names, URL hosts) for the text to stay useful. Text between
 ``<private>`` and ``</private>`` is removed entirely.
+
+Invariants:
+- a boundary is an ASCII one: no pattern relies on ``\\b`` (a CJK character is a word character
+  to Python's ``re``, so ``密钥sk-…`` has no ``\\b`` before ``sk``); ``(?<![A-Za-z0-9_])`` and
+  ``(?![A-Za-z0-9_])`` treat CJK text and full-width punctuation (``，：＝``) as a boundary;
+- a value is a secret by its shape (a known prefix, a random-looking token) or because a
+  password-like name holds it; a name containing ``token``/``key``/``secret`` alone never makes
+  a value secret (``max_tokens = 16384``, ``REFRESH_TOKEN_TTL = 604800``, ``author_id = 1234``
+  and ``OAUTH_CALLBACK_URL=https://…`` stay as written).
 """
 
 from __future__ import annotations
@@ -18,79 +27,244 @@ if TYPE_CHECKING:
 
 Replacement = str | Callable[[re.Match[str]], str]
 
+#: ASCII word boundaries: CJK text, full-width punctuation and symbols are a boundary.
+_B = r"(?<![A-Za-z0-9_])"
+_E = r"(?![A-Za-z0-9_])"
+#: An unquoted value: printable ASCII up to a space, quote, comma, semicolon or backslash; any
+#: non-ASCII character ends it too (``密码：S3cret，然后`` ends at ``，``). A positive class: a
+#: negated one spanning the non-ASCII range costs ~2 ms to compile on every hook.
+_BARE = r"[!#-&(-+\--:<-\[\]-~]+"
+#: Separators between a name and its value, full-width ones included.
+_SEP = r"\s*(?::=|[:=\uff1a\uff1d])\s*"
 
-#: Lower-case fragments of the secret-looking names ``_SECRET_NAME`` matches.
-_KEYWORDS = ("pass", "pwd", "secret", "token", "key", "credential", "auth", "dsn", "conn")
-
-_SECRET_NAME = (
-    r"[A-Za-z0-9_.-]*(?:PASSWORD|PASSWD|PASS|PWD|SECRET|TOKEN|API_?KEY|APIKEY|ACCESS_?KEY|"
-    r"PRIVATE_?KEY|CREDENTIALS?|AUTH|SESSION_?KEY|CLIENT_?SECRET|DSN|CONN(?:ECTION)?_?STR(?:ING)?)"
-    r"[A-Za-z0-9_.-]*"
+#: Name parts that make a value a secret when it is not code (``PASSWORD=hunter``).
+_PASSWORD_PARTS = frozenset(
+    {"password", "passwd", "passphrase", "pwd", "pass", "passcode", "secret"}
 )
+#: Name parts that make a value a secret when it also looks like one (random-looking).
+_KEY_PARTS = frozenset(
+    {
+        "token", "key", "apikey", "accesskey", "secretkey", "privatekey", "credential",
+        "credentials", "auth", "dsn", "salt", "signing", "connstr", "connectionstring",
+        "cookie", "sig", "signature", "webhook", "bearer",
+    }
+)  # fmt: skip
+#: Suffixes of one-word names (``dbpassword``, ``authtoken``) that count as the part above.
+_PASSWORD_SUFFIXES = ("password", "passwd", "passphrase", "secret")
+_KEY_SUFFIXES = ("token", "apikey", "accesskey", "secretkey", "privatekey", "credentials")
+#: A last name part that makes the name describe a secret rather than hold one:
+#: ``REFRESH_TOKEN_TTL``, ``TOKEN_LIMIT``, ``PASSWORD_HASHER``, ``OAUTH_CALLBACK_URL``.
+_META_TAILS = frozenset(
+    {
+        "ttl", "limit", "limits", "length", "len", "count", "size", "max", "min", "url", "uri",
+        "urls", "endpoint", "id", "ids", "name", "names", "path", "paths", "file", "files",
+        "dir", "type", "types", "hasher", "hashers", "expiry", "expires", "expiration",
+        "timeout", "header", "headers", "prefix", "suffix", "env", "var", "field", "fields",
+        "format", "mode", "policy", "enabled", "disabled", "version", "algorithm", "alg",
+        "label", "kind", "scope", "scopes", "issuer", "audience", "lifetime", "age", "seconds",
+        "secs", "ms", "minutes", "mins", "hours", "days", "rounds", "iterations", "budget",
+        "window", "rate", "interval", "index", "offset", "error", "errors", "exception",
+        "warning", "failure", "required", "missing", "invalid", "expired", "reused", "denied",
+        "mismatch", "found", "usage", "used", "provider", "service", "host", "port", "region",
+        "user", "username", "email", "method", "strategy", "storage", "hint", "help",
+        "description", "desc", "doc", "docs", "example", "pattern", "regex", "rotation",
+        "location", "source", "schema", "class", "store", "manager", "handler", "validator",
+        "generator", "callback", "redirect", "bucket", "table", "column", "key_id", "keyid",
+        "fingerprint", "hash", "digest", "checksum", "reset", "test", "tests",
+        "flag", "option", "options", "config", "settings", "setting", "level", "status",
+        "state", "strength", "complexity", "chars", "bytes", "bits", "encoding", "type_",
+    }
+)  # fmt: skip
+
+_NAME_PARTS = LazyRegex(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+def _name_tier(name: str) -> str | None:
+    """``password`` when any value a name holds is a secret, ``key`` when a random-looking
+    one is, None when the name says nothing about secrets (or describes one: a TTL, a URL)."""
+    parts = [p.lower() for p in _NAME_PARTS.findall(name)]
+    if not parts or parts[-1] in _META_TAILS:
+        return None
+    tier = None
+    for part in parts:
+        if part in _PASSWORD_PARTS or part.endswith(_PASSWORD_SUFFIXES):
+            return "password"
+        if part in _KEY_PARTS or part.endswith(_KEY_SUFFIXES):
+            tier = "key"
+    return tier
+
 
 #: An unquoted assignment value that is code, not a literal: a call or subscript
-#: (``getpass.getpass()``, ``os.environ['X']``), a variable reference (``$TOKEN``, ``%PASS%``),
-#: a dotted name (``self.token``, ``settings.api_key``) or a number of at most 4 digits
-#: (``MIN_LENGTH = 12``).
+#: (``getpass.getpass()``, ``os.environ['X']``), a variable reference (``$TOKEN``, ``%PASS%``,
+#: ``{{ .Values.pw }}``), a dotted name (``self.token``, ``settings.api_key``) or a number of at
+#: most 4 digits (``MIN_LENGTH = 12``).
 _CODE_VALUE = LazyRegex(
     r"^(?:[^\"']*[(\[{].*|[$%].*|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+\.?|\d{1,4})$"
 )
-
-
-#: Words after a secret-looking name and a colon that make it an identifier or prose, not a
-#: credential field: ``TokenExpiredError: session expired``, ``RefreshTokenReused: old token``.
-_NAME_TAILS = (
-    "error",
-    "exception",
-    "warning",
-    "failure",
-    "reused",
-    "expired",
-    "invalid",
-    "denied",
-    "missing",
-    "mismatch",
-    "required",
-    "found",
-    "count",
-    "limit",
-    "type",
-)
-
-
+#: Values that stand for a secret without being one.
+_PLACEHOLDERS = frozenset(
+    {
+        "none", "null", "nil", "true", "false", "undefined", "yes", "no", "on", "off",
+        "required", "optional", "redacted", "hidden", "masked", "secret", "password", "token",
+        "changeme_later", "example", "placeholder", "todo", "tbd", "n/a", "empty",
+    }
+)  # fmt: skip
 _FILE_NAME = LazyRegex(
     r"\.(?:py|pyi|js|jsx|ts|tsx|mjs|cjs|go|rs|rb|java|kt|c|h|cc|cpp|cs|php|sh|md|json|ya?ml"
-    r"|toml)$"
+    r"|toml|txt|cfg|ini|conf|pem|key|crt|model|bin|lock|log)$"
 )
+_TOKEN_CHARS = LazyRegex(r"[A-Za-z0-9+/=_\-.~:!@#%^&*?]+")
+_SEGMENTS = LazyRegex(r"[_\-.:/]+")
+_TRANSITION = LazyRegex(r"[a-z](?=[A-Z0-9])|[A-Z](?=[a-z0-9])|[0-9](?=[A-Za-z])")
+
+
+def _is_path_or_url(value: str) -> bool:
+    return (
+        value.startswith(("/", "~/", "./", "../", "\\\\"))
+        or "://" in value
+        or (len(value) > 2 and value[1] == ":" and value[2] in "\\/")
+        or bool(_FILE_NAME.search(value.lower()))
+    )
+
+
+def random_like(value: str) -> bool:
+    """Does ``value`` look like a generated credential rather than a word, number or slug?
+
+    At least 10 characters of one token with letters and digits (``9f8e7d6c5b4a3f2e1d0c``,
+    ``plainAssignToken55667788``), or 16 mixed-case letters changing case often (base64). Not:
+    numbers, paths, URLs, file names, dotted names, and slugs whose parts are lower-case or
+    upper-case words and numbers (``user_profile_cache_2024``, ``sentencepiece-v2``).
+    """
+    if len(value) < 10 or value.isdigit() or not _TOKEN_CHARS.fullmatch(value):
+        return False
+    if _is_path_or_url(value):
+        return False
+    segments = [s for s in _SEGMENTS.split(value) if s]
+    if all(s.isdigit() or (s.isalpha() and (s.islower() or s.isupper())) for s in segments):
+        return False
+    if (
+        len(segments) > 1
+        and sum(c.isdigit() for c in value) <= 3
+        and all(
+            s.isdigit() or s.isalpha() or (s[:-1].isalpha() and s[-1].isdigit()) for s in segments
+        )
+    ):  # sentencepiece-v2.model, release-2024.v3
+        return False
+    digits = any(c.isdigit() for c in value)
+    lower = any(c.islower() for c in value)
+    upper = any(c.isupper() for c in value)
+    changes = len(_TRANSITION.findall(value))
+    if digits and (lower or upper):
+        return len(value) >= 12 or changes >= 3
+    return lower and upper and len(value) >= 16 and changes >= 5
 
 
 def _credential_like(value: str) -> bool:
-    """Could an unquoted word after ``name:`` be a credential? At least 8 characters with a
-    digit, a symbol of encodings (``+/=_-``) or an inner capital: ``hunter2pass``, ``sk-...``,
-    ``plainAssignToken55``; ordinary words (``session``, ``prefix``, ``Received``) are not."""
-    if len(value) < 8:
+    """Could an unquoted word after ``password:`` be a credential? At least 8 characters with
+    a digit, a symbol or an inner capital: ``hunter2pass``, ``P@ssword!``, ``plainAssign``;
+    ordinary words (``required``, ``Received``) and paths are not."""
+    if len(value) < 8 or _is_path_or_url(value):
         return False
-    if any(c.isdigit() for c in value) or any(c in "+/=_-." for c in value):
+    if any(c.isdigit() for c in value) or any(not c.isalnum() for c in value):
         return True
     return any(c.isupper() for c in value[1:]) and any(c.islower() for c in value)
 
 
+def _secret_value(raw: str, tier: str, colon: bool, spaced: bool) -> bool:
+    quoted = raw[:1] in "\"'" or raw.startswith('\\"')
+    value = raw.strip("\\\"'")
+    if not value or value.startswith("[REDACTED") or value.lower() in _PLACEHOLDERS:
+        return False
+    if not quoted and _CODE_VALUE.match(raw):
+        return False
+    if value.startswith(("<", "${", "{{", "***", "xxx", "XXX", "...")) or "://" in value:
+        return False
+    if tier == "key":
+        return random_like(value)
+    if _is_path_or_url(value):
+        return False
+    if colon and not quoted:
+        return _credential_like(value)
+    if spaced and not quoted and value.isidentifier():
+        return False  # ``password = default_password``: a variable
+    if value.isdigit():
+        return len(value) >= 6
+    return len(value) >= 4
+
+
 def _assignment(m: re.Match[str]) -> str:
-    head, value = m.group(1), m.group(2)
-    if _CODE_VALUE.match(value):
-        return m.group(0)
-    if "=" not in head and value[:1] not in "\"'":
-        # ``name: word`` is YAML, a header or prose: a credential only if the value looks like
-        # one, and never after an error or exception class name.
-        name = head.split(":", 1)[0].strip().lower()
-        if (
-            name.endswith(_NAME_TAILS)
-            or _FILE_NAME.search(name)  # tests/test_password.py::test_x, auth.js:12
-            or value.startswith(":")
-            or not _credential_like(value)
-        ):
-            return m.group(0)
+    head, name, sep, raw = m.group(1), m.group(2), m.group(3), m.group(4)
+    tier = _name_tier(name)
+    colon = "=" not in sep and "\uff1d" not in sep
+    if (
+        tier is None
+        or _FILE_NAME.search(name.lower())
+        or not _secret_value(raw, tier, colon, spaced=sep != sep.strip())
+    ):
+        # The value may hold an assignment of its own (``TOKEN_TTL: API_KEY=…``).
+        inner = _ASSIGNMENT.sub(_assignment, raw) if len(raw) > 3 else raw
+        return head + inner
     return head + "[REDACTED:secret]"
+
+
+def _json_secret(m: re.Match[str]) -> str:
+    tier = _name_tier(m.group(2))
+    value = m.group(4)
+    if tier is None or not _secret_value(value, tier, colon=False, spaced=False):
+        return m.group(0)
+    return m.group(1) + m.group(3) + "[REDACTED:secret]" + m.group(3)
+
+
+def _authorization(m: re.Match[str]) -> str:
+    value = m.group(3)
+    if m.group(2) or random_like(value) or _credential_like(value) and not value.isalpha():
+        return m.group(1) + (m.group(2) or "") + "[REDACTED:auth]"
+    return m.group(0)
+
+
+def _bearer(m: re.Match[str]) -> str:
+    value = m.group(2)
+    if random_like(value) or (len(value) >= 12 and any(c.isdigit() for c in value)):
+        return m.group(1) + "[REDACTED:auth]"
+    return m.group(0)
+
+
+def _url_userinfo(m: re.Match[str]) -> str:
+    user = m.group(2)
+    if "sentry" in m.group(3).lower() or random_like(user):
+        return m.group(1) + "[REDACTED:url_token]@" + m.group(3)
+    return m.group(0)
+
+
+def _flag(m: re.Match[str]) -> str:
+    value = m.group(3)
+    if value.startswith(("$", "%", "[REDACTED", "<", "{{")) or _is_path_or_url(value):
+        return m.group(0)
+    if value.lower() in _PLACEHOLDERS or len(value) < 4:
+        return m.group(0)
+    return m.group(1) + m.group(2) + "[REDACTED:secret]" + m.group(2)
+
+
+def _cjk_secret(m: re.Match[str]) -> str:
+    value = m.group(2)
+    if value.startswith("[REDACTED") or _is_path_or_url(value):
+        return m.group(0)
+    word, connector = m.group(1), m.group(1).strip()
+    numeric_ok = value.isdigit() and len(value) >= 6 and word.lstrip()[:2] in ("密码", "口令")
+    numeric_ok = numeric_ok and connector[-1:] in "是为:：=＝"
+    if (
+        numeric_ok
+        or random_like(value)
+        or (_credential_like(value) and any(c.isdigit() for c in value))
+    ):
+        return word + "[REDACTED:secret]"
+    return m.group(0)
+
+
+def _aws_secret(m: re.Match[str]) -> str:
+    value = m.group(0)
+    has = (any(c.isupper() for c in value), any(c.islower() for c in value))
+    return "[REDACTED:aws]" if all(has) and any(c.isdigit() for c in value) else value
 
 
 _PATTERNS: tuple[tuple[str, LazyRegex, Replacement], ...] = (
@@ -105,109 +279,284 @@ _PATTERNS: tuple[tuple[str, LazyRegex, Replacement], ...] = (
     ),
     (
         "jwt",
-        LazyRegex(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+        LazyRegex(_B + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
         "[REDACTED:jwt]",
     ),
     (
         "aws_access_key",
-        LazyRegex(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b"),
+        LazyRegex(_B + r"(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|APKA)[0-9A-Z]{16}" + _E),
         "[REDACTED:aws]",
     ),
     (
+        # Alibaba Cloud (LTAI…) and Tencent Cloud (AKID…) access key ids.
+        "cloud_access_key",
+        LazyRegex(_B + r"(?:LTAI[0-9A-Za-z]{12,24}|AKID[0-9A-Za-z]{28,36})" + _E),
+        "[REDACTED:cloud_key]",
+    ),
+    (
         "github_token",
-        LazyRegex(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})"),
+        LazyRegex(_B + r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})"),
         "[REDACTED:github]",
     ),
-    ("gitlab_token", LazyRegex(r"\bglpat-[A-Za-z0-9_-]{20,}"), "[REDACTED:gitlab]"),
-    ("slack_token", LazyRegex(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), "[REDACTED:slack]"),
+    (
+        "gitlab_token",
+        LazyRegex(_B + r"gl(?:pat|dt|ptt|rt)-[A-Za-z0-9_-]{20,}"),
+        "[REDACTED:gitlab]",
+    ),
+    (
+        "slack_token",
+        LazyRegex(_B + r"(?:xox[abposre]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,})"),
+        "[REDACTED:slack]",
+    ),
     (
         "slack_webhook",
-        LazyRegex(r"https://hooks\.slack\.com/services/[A-Za-z0-9/]+"),
+        LazyRegex(r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/]+"),
         "[REDACTED:slack_webhook]",
     ),
-    ("anthropic_key", LazyRegex(r"\bsk-ant-[A-Za-z0-9_-]{20,}"), "[REDACTED:anthropic]"),
+    ("anthropic_key", LazyRegex(_B + r"sk-ant-[A-Za-z0-9_-]{20,}"), "[REDACTED:anthropic]"),
     (
         "openai_key",
-        LazyRegex(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
+        LazyRegex(_B + r"sk-(?:[a-z]{2,8}-)*[A-Za-z0-9_-]{20,}"),
         "[REDACTED:openai]",
     ),
     (
         "stripe_key",
-        LazyRegex(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"),
+        LazyRegex(
+            _B + r"(?:(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9+/=]{16,})"
+        ),
         "[REDACTED:stripe]",
     ),
-    ("google_api_key", LazyRegex(r"\bAIza[0-9A-Za-z_-]{35}\b"), "[REDACTED:google]"),
-    ("npm_token", LazyRegex(r"\bnpm_[A-Za-z0-9]{36}\b"), "[REDACTED:npm]"),
+    ("google_api_key", LazyRegex(_B + r"AIza[0-9A-Za-z_-]{35}" + _E), "[REDACTED:google]"),
+    ("google_oauth", LazyRegex(_B + r"ya29\.[0-9A-Za-z_-]{20,}"), "[REDACTED:google]"),
+    ("npm_token", LazyRegex(_B + r"npm_[A-Za-z0-9]{36}" + _E), "[REDACTED:npm]"),
+    ("pypi_token", LazyRegex(_B + r"pypi-AgE[A-Za-z0-9_-]{50,}"), "[REDACTED:pypi]"),
+    ("huggingface_token", LazyRegex(_B + r"hf_[A-Za-z0-9]{30,}" + _E), "[REDACTED:huggingface]"),
+    (
+        "sendgrid_key",
+        LazyRegex(_B + r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{20,64}"),
+        "[REDACTED:sendgrid]",
+    ),
+    (
+        "service_token",
+        # DigitalOcean, Shopify, Groq, Replicate, Perplexity, Tavily, Linear, Doppler, Atlassian.
+        LazyRegex(
+            _B + r"(?:dop_v1_[a-f0-9]{40,}|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}|gsk_[A-Za-z0-9]{40,}"
+            r"|r8_[A-Za-z0-9]{30,}|pplx-[A-Za-z0-9]{40,}|tvly-[A-Za-z0-9-]{24,}"
+            r"|lin_api_[A-Za-z0-9]{32,}|dp\.(?:st|pt|ct|sa)\.[A-Za-z0-9_-]{30,}"
+            r"|ATATT3[A-Za-z0-9_=-]{40,})"
+        ),
+        "[REDACTED:token]",
+    ),
     (
         "authorization",
         # Also as a JSON key ("Authorization": "...") and in JSON-escaped text (\"...\").
         LazyRegex(
-            r"(?i)\b((?:proxy-)?authorization(?:\\?[\"'])?\s*[:=]\s*(?:\\?[\"'])?)"
-            r"(?:(?:bearer|basic|token|digest)\s+)?[^\s\"',;\\]+"
+            r"(?i)(?<![A-Za-z0-9_])((?:proxy-)?authorization(?:\\?[\"'])?\s*[:=\uff1a]\s*"
+            r"(?:\\?[\"'])?)((?:bearer|basic|token|digest|negotiate|apikey|sso-key)\s+)?"
+            r"([^\s\"',;\\]+)"
         ),
-        r"\1[REDACTED:auth]",
+        _authorization,
     ),
     (
         "bearer",
-        LazyRegex(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{12,}"),
-        r"\1[REDACTED:auth]",
+        LazyRegex(r"(?i)(?<![A-Za-z0-9_])(bearer\s+)([A-Za-z0-9._~+/=-]{12,})"),
+        _bearer,
     ),
     (
         "url_credentials",
-        LazyRegex(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s:/@]+:)[^\s@/]+(@)"),
+        LazyRegex(r"(?i)(?<![A-Za-z0-9_])([a-z][a-z0-9+.-]*://[^\s:/@\[\]]*:)[^\s@/]+(@)"),
         r"\1[REDACTED:url_password]\2",
+    ),
+    (
+        "url_token",
+        # A user part alone holding a key: Sentry DSNs, ``https://<token>@host``.
+        LazyRegex(r"(?i)(?<![A-Za-z0-9_])([a-z][a-z0-9+.-]*://)([A-Za-z0-9_-]{8,})@([^\s/@]+)"),
+        _url_userinfo,
     ),
     (
         "url_token_param",
         LazyRegex(
-            r"(?i)([?&](?:access_token|token|api_key|apikey|key|secret|password|sig|signature)=)"
-            r"[^&\s#\"']+"
+            r"(?i)([?&](?:access_token|token|api_key|apikey|key|secret|password|sig|signature"
+            r"|client_secret|auth)=)[^&\s#\"']+"
         ),
         r"\1[REDACTED:url_param]",
     ),
     (
+        "cli_credentials",
+        # ``curl -u user:pw``, ``--user=user:pw``.
+        LazyRegex(
+            r"(?<![A-Za-z0-9_-])((?:-u|--user|--proxy-user)(?:\s+|=)(['\"]?)[^\s:'\"]+:)([^\s'\"]+)"
+        ),
+        lambda m: (
+            m.group(0) if m.group(3).startswith(("$", "%")) else m.group(1) + "[REDACTED:secret]"
+        ),
+    ),
+    (
+        "secret_flag",
+        # ``--password PW``, ``--token=PW``, ``-p PW`` after mysql (see ``mysql_password``).
+        LazyRegex(
+            r"(?<![A-Za-z0-9_-])(--?(?i:password|passwd|pass|passphrase|token|api-?key"
+            r"|secret|client-secret|access-token|auth-token|refresh-token|private-key"
+            r"|secret-key|access-key)(?:\s+|=))(['\"]?)(?!-)(" + _BARE + r")\2"
+        ),
+        _flag,
+    ),
+    (
+        "mysql_password",
+        LazyRegex(r"(?<!\S)(-p)(['\"]?)([^\s'\"]{2,})\2(?=\s|$)"),
+        lambda m: (
+            m.group(0)
+            if m.group(3).startswith(("$", "%", "["))
+            else m.group(1) + m.group(2) + "[REDACTED:secret]" + m.group(2)
+        ),
+    ),
+    (
+        "aws_secret_key",
+        LazyRegex(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"),
+        _aws_secret,
+    ),
+    (
         "assignment",
         LazyRegex(
-            r"(?i)\b((?:export\s+|set\s+|\$env:)?" + _SECRET_NAME + r"\s*[:=]\s*)"
-            r"(\\\"[^\"\n\\]*\\\"|\"[^\"\n]*\"|'[^'\n]*'|[^\s\"',;\\]+)"
+            r"(?<![A-Za-z0-9_.-])((?i:export\s+|set\s+|\$env:)?"
+            # Only names holding a keyword: ``task:TOKEN=x`` must not be consumed as ``task:``.
+            r"(?=[A-Za-z0-9_.-]{0,79}?(?i:pass|pwd|secret|token|key|credential|auth|dsn|conn"
+            r"|salt|sig|cookie|webhook|bearer))"
+            r"([A-Za-z][A-Za-z0-9_.-]{0,79})(" + _SEP + r"))"
+            r"(\\\"[^\"\n\\]*\\\"|\"[^\"\n]*\"|'[^'\n]*'|" + _BARE + r")"
         ),
         _assignment,
     ),
     (
         "json_secret",
         # Plain JSON and JSON-escaped inside another string (a dumped payload, a log line).
-        LazyRegex(r"(?i)(\\?\"" + _SECRET_NAME + r"\\?\"\s*:\s*)(\\?\")(?:[^\"\n\\]|\\[^\"\n])*\2"),
-        r"\1\2[REDACTED:secret]\2",
+        LazyRegex(
+            r"((\\?\")([A-Za-z][A-Za-z0-9_.-]{0,79})\\?\"\s*:\s*)(\\?\")"
+            r"((?:[^\"\n\\]|\\[^\"\n])*)\4"
+        ),
+        lambda m: (
+            m.group(0)
+            if (tier := _name_tier(m.group(3))) is None
+            or not _secret_value(m.group(5), tier, colon=False, spaced=False)
+            else m.group(1) + m.group(4) + "[REDACTED:secret]" + m.group(4)
+        ),
+    ),
+    (
+        "cjk_secret",
+        # 密码是 X, 数据库密码：X, 访问令牌=X; "the password is X".
+        LazyRegex(
+            r"((?:密码|口令|密钥|秘钥|私钥|令牌|凭证|凭据|授权码|(?i:password|passphrase)\s+(?:is|was))"
+            r"(?:\s*(?:是|为|设为|设置为|改成|改为|用|使用)?\s*[:=\uff1a\uff1d]?\s*))"
+            r"([!#-&*+\--:<-\[\]-~]{6,})"
+        ),
+        _cjk_secret,
     ),
 )
 
 _PRIVATE = LazyRegex(r"<private>.*?(?:</private>|\Z)", re.DOTALL | re.IGNORECASE)
+
+#: Keywords of the name-based patterns (lower case).
+_KEYWORDS = (
+    "pass", "pwd", "secret", "token", "key", "credential", "auth", "dsn", "conn", "salt",
+    "sig", "cookie", "webhook", "bearer",
+)  # fmt: skip
 
 #: Lower-case substrings at least one of which every match of a pattern contains. A text
 #: without any of them skips the pattern (and never compiles it).
 _TRIGGERS: dict[str, tuple[str, ...]] = {
     "private_key": ("private key",),
     "jwt": ("eyj",),
-    "aws_access_key": ("akia", "asia", "agpa", "aida", "aroa"),
+    "aws_access_key": ("akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "apka"),
+    "cloud_access_key": ("ltai", "akid"),
     "github_token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-    "gitlab_token": ("glpat-",),
-    "slack_token": ("xox",),
+    "gitlab_token": ("glpat-", "gldt-", "glptt-", "glrt-"),
+    "slack_token": ("xox", "xapp-"),
     "slack_webhook": ("hooks.slack.com",),
     "anthropic_key": ("sk-ant-",),
     "openai_key": ("sk-",),
-    "stripe_key": ("_live_", "_test_"),
+    "stripe_key": ("_live_", "_test_", "whsec_"),
     "google_api_key": ("aiza",),
+    "google_oauth": ("ya29.",),
     "npm_token": ("npm_",),
+    "pypi_token": ("pypi-age",),
+    "huggingface_token": ("hf_",),
+    "sendgrid_key": ("sg.",),
+    "service_token": (
+        "dop_v1_",
+        "shpat_",
+        "shpss_",
+        "shpca_",
+        "shppa_",
+        "gsk_",
+        "r8_",
+        "pplx-",
+        "tvly-",
+        "lin_api_",
+        "dp.",
+        "atatt3",
+    ),  # fmt: skip
     "authorization": ("authorization",),
     "bearer": ("bearer",),
     "url_credentials": ("://",),
-    "url_token_param": ("token", "key", "secret", "password", "sig"),
+    "url_token": ("://",),
+    "url_token_param": ("token", "key", "secret", "password", "sig", "auth"),
+    "cli_credentials": ("-u", "--user", "--proxy-user"),
+    "secret_flag": (
+        "-pass",
+        "-pwd",
+        "-token",
+        "-api",
+        "-secret",
+        "-client-secret",
+        "-access",
+        "-auth",
+        "-refresh",
+        "-private",
+    ),  # fmt: skip
+    "mysql_password": ("mysql", "mariadb"),
+    "aws_secret_key": ("aws", "secret"),
     "assignment": _KEYWORDS,
     "json_secret": _KEYWORDS,
+    "cjk_secret": (
+        "密码",
+        "口令",
+        "密钥",
+        "秘钥",
+        "私钥",
+        "令牌",
+        "凭证",
+        "凭据",
+        "授权码",
+        "password",
+        "passphrase",
+    ),  # fmt: skip
 }
-#: Patterns applied line by line, to lines holding a trigger: their leading name part would
-#: otherwise be retried at every position of a large text (seconds on megabytes of logs).
-_PER_LINE = frozenset({"assignment", "json_secret"})
+#: Patterns applied line by line, to lines holding a trigger: a leading name part would
+#: otherwise be retried at every position of a large text (seconds on megabytes of logs), and
+#: ``mysql_password`` and ``aws_secret_key`` only apply on the line that names their tool.
+_ASSIGNMENT = next(p for k, p, _ in _PATTERNS if k == "assignment")
+_PER_LINE = frozenset({"assignment", "json_secret", "mysql_password", "aws_secret_key"})
+
+
+#: (trigger, the patterns it starts), each trigger once; built on first use (import cost is
+#: paid by every hook).
+_TRIGGER_KINDS: list[tuple[str, frozenset[str]]] = []
+
+
+def _patterns_for(lower: str) -> list[tuple[str, LazyRegex, Replacement]]:
+    """The patterns whose triggers ``lower`` holds, in pattern order: one substring test per
+    trigger (C speed) rather than one per trigger and pattern; most hook fields hold none."""
+    if not _TRIGGER_KINDS:
+        by_trigger: dict[str, set[str]] = {}
+        for kind, triggers in _TRIGGERS.items():
+            for trigger in triggers:
+                by_trigger.setdefault(trigger, set()).add(kind)
+        _TRIGGER_KINDS.extend((t, frozenset(k)) for t, k in by_trigger.items())
+    kinds: set[str] = set()
+    for trigger, starts in _TRIGGER_KINDS:
+        if trigger in lower:
+            kinds |= starts
+    return [p for p in _PATTERNS if p[0] in kinds] if kinds else []
 
 
 def redact(text: str) -> str:
@@ -216,12 +565,9 @@ def redact(text: str) -> str:
         return text
     lower = text.lower()
     out = _PRIVATE.sub("[private]", text) if "<private" in lower else text
-    for kind, pattern, replacement in _PATTERNS:
-        triggers = _TRIGGERS.get(kind, ())
-        if triggers and not any(t in lower for t in triggers):
-            continue
+    for kind, pattern, replacement in _patterns_for(lower):
         if kind in _PER_LINE:
-            out = _per_line(out, pattern, replacement, triggers)
+            out = _per_line(out, pattern, replacement, _TRIGGERS[kind])
         else:
             out = pattern.sub(replacement, out)
     return out
@@ -235,12 +581,9 @@ def secret_kinds(text: str) -> list[str]:
         return []
     lower = text.lower()
     kinds = ["private"] if "<private" in lower and _PRIVATE.search(text) else []
-    for kind, pattern, replacement in _PATTERNS:
-        triggers = _TRIGGERS.get(kind, ())
-        if triggers and not any(t in lower for t in triggers):
-            continue
+    for kind, pattern, replacement in _patterns_for(lower):
         if kind in _PER_LINE:
-            changed = _per_line(text, pattern, replacement, triggers) != text
+            changed = _per_line(text, pattern, replacement, _TRIGGERS[kind]) != text
         else:
             changed = pattern.sub(replacement, text) != text
         if changed:
@@ -259,11 +602,20 @@ def _per_line(
     return "\n".join(lines)
 
 
+def is_env_file(name: str) -> bool:
+    """``.env``, ``.env.local``, ``prod.env``: files whose every value is a secret."""
+    base = name.replace("\\", "/").rsplit("/", 1)[-1]
+    return base == ".env" or base.startswith(".env.") or base.endswith(".env")
+
+
+_ENV_LINE = LazyRegex(r"^(\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_.-]*\s*[=:]\s*)\S.*$")
+
+
 def redact_env_file(text: str) -> str:
     """Mask every value of a ``.env``-style file (``NAME=value`` lines), whatever the name."""
     lines = []
     for line in text.splitlines():
-        m = re.match(r"^(\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_]*\s*=\s*).+$", line)
+        m = _ENV_LINE.match(line)
         lines.append(m.group(1) + "[REDACTED:env]" if m else redact(line))
     return "\n".join(lines)
 

@@ -14,7 +14,13 @@ Invariants:
 - a file that is deleted archives its item; a file that comes back restores it;
 - only tier 1-2 types outside a session are shared, and an item that still looks like it
   holds a credential is refused, not silently stripped; hand-written files are redacted on
-  import like anything else written to the store.
+  import like anything else written to the store;
+- who shared an item is what git says (the author of the last commit that touched its file;
+  you, for a file not committed yet), kept as ``shared_by`` in the context's metadata: the
+  file's ``owner:`` is the author's claim, shown as such, never as who shared it;
+- a file that supersedes an item someone else shared is held for review: nothing is hidden
+  until ``sync --accept ID`` applies it; ``ctxmode team`` lists it, ``sync`` reports it;
+- a file's task path is at most ``MAX_TASK_DEPTH`` names deep.
 """
 
 from __future__ import annotations
@@ -23,13 +29,14 @@ import contextlib
 import os
 import subprocess
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ctxmode.core import config
 from ctxmode.core.errors import InvalidInput, NotFound
 from ctxmode.exchange import team_files as tf
 from ctxmode.exchange import team_items as ti
+from ctxmode.exchange import team_review as tr
 from ctxmode.exchange.team_files import SharedFile
 from ctxmode.exchange.team_items import ItemState, ShareResult, SyncReport, TeamStatus
 from ctxmode.knowledge import contexts as knowledge
@@ -144,7 +151,16 @@ def _plan_one(
 # -- applying --------------------------------------------------------------------------------
 
 
+#: Names at most in a shared file's ``task:`` path (a file cannot fill the task tree).
+MAX_TASK_DEPTH = 8
+
+
 def _task_for(store: Database, path: Sequence[str]) -> int:
+    if len(path) > MAX_TASK_DEPTH:
+        raise InvalidInput(
+            f"its task path has {len(path)} names; at most {MAX_TASK_DEPTH} are imported: "
+            "shorten the `task:` list"
+        )
     parent: int | None = None
     for name in path:
         row = store.conn.execute(
@@ -223,9 +239,13 @@ def _archive(store: Database, row: ti.Row, now: int) -> None:
 
 
 def sync(
-    store: Database, prefer: Mapping[str, str] | None = None, now: int | None = None
+    store: Database,
+    prefer: Mapping[str, str] | None = None,
+    now: int | None = None,
+    accept: Sequence[str] = (),
 ) -> SyncReport:
-    """Import what changed in the folder, write what changed here; report both."""
+    """Import what changed in the folder, write what changed here; report both. ``accept``
+    names held items (``ctxmode team``) whose supersession to apply."""
     for sid, side in (prefer or {}).items():
         if side not in ti.SIDES:
             raise InvalidInput(f"unknown side {side!r} for {sid}; use ours or theirs")
@@ -234,11 +254,13 @@ def sync(
     out.update(removed=[], shared=[])
     problems: list[ItemState] = []
     warnings: list[str] = []
+    authors = tr.Authors(store)
     with store.transaction() as conn:
         plans = plan(store, prefer)
         unknown = set(prefer or {}) - {p.stable_id for p in plans}
         if unknown:
             raise NotFound(f"no shared item {', '.join(sorted(unknown))}; see `ctxmode team`")
+        accepted = [tr.accept(store, sid) for sid in dict.fromkeys(accept)]
         for p in plans:
             if p.action == "none":
                 if p.state in ("conflicted", "invalid"):
@@ -246,10 +268,11 @@ def sync(
                 continue
             try:
                 with store.transaction():
-                    _apply(store, p, ts, out)
+                    _apply(store, p, ts, out, authors)
             except InvalidInput as exc:
                 problems.append(_state(store, p, state="invalid", message=str(exc)))
-        warnings.extend(_follow_supersession(store, plans))
+        warnings.extend(accepted)
+        warnings.extend(tr.follow_supersession(store, plans))
         warnings.extend(_share_successors(store, ts, out))
         # The ``shared_id`` metadata marks shared contexts in listings; an edit of the
         # metadata (the viewer replaces it whole) must not drop the mark.
@@ -280,7 +303,9 @@ def sync(
     )
 
 
-def _apply(store: Database, p: ti.Plan, ts: int, out: dict[str, list[str]]) -> None:
+def _apply(
+    store: Database, p: ti.Plan, ts: int, out: dict[str, list[str]], authors: tr.Authors
+) -> None:
     sid, row, seen = p.stable_id, p.row, p.seen
     if p.action == "import":
         assert seen is not None and seen.parsed is not None
@@ -288,6 +313,7 @@ def _apply(store: Database, p: ti.Plan, ts: int, out: dict[str, list[str]]) -> N
             row = None  # the file came back after its context was deleted here
         existed = row is not None and row.context_id is not None
         context_id = _import(store, seen.parsed, row, ts)
+        tr.set_meta(store, context_id, shared_by=authors.of(seen.name))
         with_task = 1 if row is None else row.with_task
         db = ti.db_item(store, sid, context_id, bool(with_task))
         ti.save_row(
@@ -329,32 +355,6 @@ def _apply(store: Database, p: ti.Plan, ts: int, out: dict[str, list[str]]) -> N
         out["removed"].append(sid)
     elif p.action == "forget":
         store.conn.execute("DELETE FROM shared_items WHERE stable_id = ?", (sid,))
-
-
-def _follow_supersession(store: Database, plans: Iterable[ti.Plan]) -> list[str]:
-    """Apply each valid file's ``supersedes`` to the local contexts (a teammate's newer
-    decision hides the one it replaces, as locally)."""
-    rows = ti.rows_of(store)
-    warnings: list[str] = []
-    for p in plans:
-        item = p.seen.parsed if p.seen is not None else None
-        if item is None or item.supersedes is None:
-            continue
-        new, old = rows.get(p.stable_id), rows.get(item.supersedes)
-        if old is None or old.context_id is None:
-            warnings.append(f"{p.stable_id} supersedes {item.supersedes}, which is not shared")
-            continue
-        if new is None or new.context_id is None or new.removed_at is not None:
-            continue
-        current = store.conn.execute(
-            "SELECT superseded_by FROM contexts WHERE id = ?", (old.context_id,)
-        ).fetchone()
-        if current and current[0] != new.context_id:
-            try:
-                knowledge.supersede(store, old.context_id, new.context_id)
-            except InvalidInput as exc:
-                warnings.append(f"{p.stable_id}: {exc}")
-    return warnings
 
 
 def _share_successors(store: Database, ts: int, out: dict[str, list[str]]) -> list[str]:
@@ -404,11 +404,26 @@ def status(store: Database) -> TeamStatus:
     """Each shared item and file with its state (nothing changes); uncommitted files flagged
     when the project is a git work tree."""
     dirty = _uncommitted(store)
-    items = tuple(
-        ItemState(**{**_state(store, p).__dict__, "uncommitted": _state(store, p).file in dirty})
-        for p in plan(store, full=True)
-    )
-    return TeamStatus(ti.rel(store, ""), items)
+    items = []
+    for p in plan(store, full=True):
+        item = _state(store, p)
+        changes: dict[str, Any] = {"uncommitted": item.file in dirty}
+        if item.context_id is not None:
+            meta = store.conn.execute(
+                "SELECT json_extract(metadata, '$.shared_by'), "
+                "json_extract(metadata, '$.supersedes_held') FROM contexts WHERE id = ?",
+                (item.context_id,),
+            ).fetchone()
+            if meta and meta[0]:
+                changes["shared_by"] = str(meta[0])
+            if meta and meta[1] and item.state == "in_sync":
+                changes["state"] = "held"
+                changes["message"] = (
+                    f"supersedes {meta[1]}, which someone else shared: held for review; "
+                    f"`ctxmode sync --accept {item.stable_id}` applies it"
+                )
+        items.append(ItemState(**{**item.__dict__, **changes}))
+    return TeamStatus(ti.rel(store, ""), tuple(items))
 
 
 def _uncommitted(store: Database) -> set[str]:
@@ -463,8 +478,9 @@ def _share_one(store: Database, context_id: int, with_task: bool, ts: int) -> It
     ti.save_row(store, ti.written_row(store, row, item, ts), ts)
     store.conn.execute(
         "UPDATE contexts SET archived_at = NULL, metadata = json_set(metadata, "
-        "'$.shared_id', ?) WHERE id = ?",
-        (sid, context_id),
+        "'$.shared_id', ?, '$.shared_by', COALESCE(json_extract(metadata, '$.shared_by'), ?)) "
+        "WHERE id = ?",
+        (sid, tr.local_author(store), context_id),
     )
     return ItemState(
         sid,

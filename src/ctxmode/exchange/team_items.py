@@ -33,6 +33,7 @@ STATES = (
     "deleted_locally",
     "conflicted",
     "invalid",
+    "held",
 )
 #: ``prefer`` values: keep the local version, or the repository's.
 SIDES = ("ours", "theirs")
@@ -51,6 +52,8 @@ class ItemState:
     title: str = ""
     message: str = ""
     uncommitted: bool = False
+    #: Who shared it, as git says (``owner`` is what the file claims).
+    shared_by: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -63,6 +66,7 @@ class ItemState:
             "title": self.title,
             "message": self.message,
             "uncommitted": self.uncommitted,
+            "shared_by": self.shared_by,
         }
 
 

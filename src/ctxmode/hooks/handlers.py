@@ -363,9 +363,11 @@ def _suggestion(data_json: str, plain: bool = False) -> str:
         text = ""
     clipped = events.clip(text, 200)
     if plain:  # see ``render``
+        from ctxmode.hooks.plain import neutral
+
         fence = (
             '[ctxmode_data kind="decision_suggestion"] The previous reply looked like a decision: '
-            f'"{" ".join(clipped.split())}" [/ctxmode_data]\n'
+            f'"{neutral(clipped)}" [/ctxmode_data]\n'
         )
     else:
         fence = (

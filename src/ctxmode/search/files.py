@@ -16,7 +16,7 @@ from stat import S_ISREG
 from typing import TYPE_CHECKING, Any
 
 from ctxmode.core.errors import PathOutsideProject
-from ctxmode.core.redact import scrub_surrogates
+from ctxmode.core.redact import is_env_file, scrub_surrogates
 from ctxmode.knowledge.contexts import absolute_path, normalize_path
 
 if TYPE_CHECKING:
@@ -51,12 +51,6 @@ class Skipped:
 
     path: str
     reason: str
-
-
-def is_env_file(name: str) -> bool:
-    """``.env``, ``.env.local``, ``prod.env``: files whose every value is a secret."""
-    base = name.rsplit("/", 1)[-1]
-    return base == ".env" or base.startswith(".env.") or base.endswith(".env")
 
 
 def read_text(path: Path) -> tuple[str | None, str | None, bytes]:

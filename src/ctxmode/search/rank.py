@@ -109,7 +109,8 @@ ROW_SQL = (
     "SELECT s.id, s.item_kind, s.ref_id, s.title, s.body, s.source, s.type, s.created_at, "
     "c.superseded_by, s.context, "
     # Whose a teammate's shared context is (``exchange.team`` marks shared ones).
-    "CASE WHEN json_extract(c.metadata, '$.shared_id') IS NOT NULL THEN c.owner END "
+    "CASE WHEN json_extract(c.metadata, '$.shared_id') IS NOT NULL "
+    "THEN COALESCE(json_extract(c.metadata, '$.shared_by'), c.owner) END "
     "FROM search_items s "
     "LEFT JOIN contexts c ON s.item_kind = 'context' AND c.id = s.ref_id"
 )

@@ -195,21 +195,27 @@ def _gemini_mcp_name(name: str, payload: dict[str, Any]) -> str:
 _INJECTED_BLOCKS: tuple[tuple[str, str], ...] = (
     ("<hook_context>", "</hook_context>"),
     ("<qwen:user-prompt-submit-context>", "</qwen:user-prompt-submit-context>"),
-    ("<ctxmode_data", "</ctxmode_data>"),
-    ("&lt;ctxmode_data", "&lt;/ctxmode_data&gt;"),
-    ("[ctxmode_data", "[/ctxmode_data]"),
+    ('<ctxmode_data kind="', "</ctxmode_data>"),
+    ('&lt;ctxmode_data kind="', "&lt;/ctxmode_data&gt;"),
+    ("&lt;ctxmode_data kind=&quot;", "&lt;/ctxmode_data&gt;"),
+    ('[ctxmode_data kind="', "[/ctxmode_data]"),
 )
 _MORE_DETAIL = "More detail on request: run `ctxmode"
 
 
 def strip_injected(text: str) -> str:
-    """``text`` without ctxmode's injected blocks (and the line that follows each)."""
+    """``text`` without ctxmode's injected blocks (and the line that follows each).
+
+    A block is removed only whole: its opening as ctxmode writes it (``kind="``) through its
+    closing tag. A prompt that merely mentions the fence word (``how does <ctxmode_data work``)
+    or holds an opening without a close is the user's text and is kept.
+    """
     for start, end in _INJECTED_BLOCKS:
         at = text.find(start)
         while at != -1:
             stop = text.find(end, at)
             if stop == -1:
-                stop = len(text) - len(end)
+                break
             text = text[:at] + text[stop + len(end) :]
             at = text.find(start, at)
     while _MORE_DETAIL in text:

@@ -20,6 +20,7 @@ import os
 import re
 
 from ctxmode.core._lean import LazyRegex
+from ctxmode.core.redact import is_env_file, redact_env_file
 from ctxmode.sessions.prompts import external_refs, is_decision_text
 from ctxmode.sessions.prompts import prompt_records as prompt_records
 from ctxmode.sessions.vocab import (
@@ -85,9 +86,27 @@ _GIT_READONLY = frozenset(
 _GIT_MSG = LazyRegex(r"""(?:\s-[a-zA-Z]*m|\s--message)(?:=|\s+)("[^"]*"|'[^']*'|\S+)""")
 
 
+_ENV_FILE_WORD = LazyRegex(r"\.env(?![A-Za-z0-9_])")
+_ENV_PAIR = LazyRegex(
+    r"""(?<![A-Za-z0-9_$])([A-Za-z_][A-Za-z0-9_]*=)("[^"]*"|'[^']*'|[^\s"';&|)]+)"""
+)
+
+
 def mask_exports(command: str) -> str:
-    """Replace every ``export NAME=value`` value with ``[masked]``."""
-    return _EXPORT.sub(r"\1[masked]", command)
+    """Replace every ``export NAME=value`` value with ``[masked]``; in a command that names a
+    ``.env`` file (``echo "SALT=x" >> .env``, a heredoc into it), every ``NAME=value`` value."""
+    out = _EXPORT.sub(r"\1[masked]", command)
+    if ".env" in out and _ENV_FILE_WORD.search(out):
+        out = _ENV_PAIR.sub(r"\1[masked]", out)
+    return out
+
+
+def _snippet(text: object, path: str | None) -> str | None:
+    """The stored head of edited text; every value masked when the file is a ``.env`` file,
+    as ``ctxmode index`` masks it."""
+    if not isinstance(text, str):
+        return None
+    return clip_lines(redact_env_file(text) if path and is_env_file(path) else text, SNIPPET_CHARS)
 
 
 def shell_records(command: str) -> list[EventRecord]:
@@ -252,7 +271,7 @@ def _patch_records(patch: str) -> list[EventRecord]:
             "file",
             r.type,
             **{
-                k: clip_lines(v, SNIPPET_CHARS) if k != "path" else clip(v, 300)
+                k: _snippet(v, r.data["path"]) if k != "path" else clip(v, 300)
                 for k, v in r.data.items()
             },
         )
@@ -424,8 +443,8 @@ def tool_records(ev: NormalizedHookEvent) -> list[EventRecord]:
                 "file",
                 op,
                 path=clip(path, 300),
-                old=clip_lines(old, SNIPPET_CHARS) if isinstance(old, str) else None,
-                new=clip_lines(new, SNIPPET_CHARS) if isinstance(new, str) else None,
+                old=_snippet(old, path),
+                new=_snippet(new, path),
             )
         ]
         if path and _is_rule_file(path):

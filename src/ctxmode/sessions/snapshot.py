@@ -285,7 +285,8 @@ def startup_brief(store: Database, budget_bytes: int | None = None) -> str | Non
     """``<project_brief>`` of tier-1 knowledge and open tasks within the budget; None if empty."""
     budget = store.settings.snapshot_bytes if budget_bytes is None else int(budget_bytes)
     knowledge = store.conn.execute(
-        "SELECT id, type, content, owner, json_extract(metadata, '$.shared_id') FROM contexts "
+        "SELECT id, type, content, COALESCE(json_extract(metadata, '$.shared_by'), owner), "
+        "json_extract(metadata, '$.shared_id') FROM contexts "
         "WHERE tier = 1 AND superseded_by IS NULL "
         "AND archived_at IS NULL AND scope = 'global' ORDER BY updated_at DESC, id DESC LIMIT 15"
     ).fetchall()
@@ -299,7 +300,7 @@ def startup_brief(store: Database, budget_bytes: int | None = None) -> str | Non
     lines = [
         _element(
             "knowledge",
-            # A teammate's shared item says whose it is (``exchange.team``).
+            # A teammate's shared item says who shared it: its git author (``exchange.team``).
             {"id": r[0], "type": r[1], **({"shared_by": r[3]} if r[4] else {})},
             _shorten(str(r[2]).split("\n")[0], 200),
         )
