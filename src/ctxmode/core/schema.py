@@ -568,6 +568,20 @@ def m010_team_shares(conn: sqlite3.Connection) -> None:
     )
 
 
+def m011_link_baselines(conn: sqlite3.Connection) -> None:
+    """``linked_hash``: a file's hash when the link was made; the context is stale while the
+    file differs (``lifecycle.refresh_files``). NULL: the file was missing then (planned).
+    Links of contexts already stale get ``''`` (unknown baseline): stale until refreshed."""
+    conn.executescript(
+        """
+        ALTER TABLE context_file_map ADD COLUMN linked_hash TEXT;
+        UPDATE context_file_map SET linked_hash = CASE
+            WHEN (SELECT stale FROM contexts WHERE id = context_id) != 0 THEN ''
+            ELSE (SELECT hash FROM files WHERE id = file_id) END;
+        """
+    )
+
+
 #: Every migration, in the order it is applied. Append only.
 MIGRATIONS: tuple[Migration, ...] = (
     m001_knowledge,
@@ -580,6 +594,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m008_search_cjk,
     m009_rechunk_prose,
     m010_team_shares,
+    m011_link_baselines,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
