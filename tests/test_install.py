@@ -280,8 +280,9 @@ def test_install_merges_is_idempotent_and_uninstall_restores(
 
 @pytest.mark.parametrize("agent", inst.AGENTS)
 def test_install_into_empty_project_then_uninstall_leaves_nothing(
-    agent: str, project: Path, home: Path
+    agent: str, bare_project: Path, home: Path
 ) -> None:
+    project = bare_project
     result = inst.install(agent, project_root=project, home=home)
     assert all(c.action == "create" for c in result.changes)
     inst.uninstall(agent, project_root=project, home=home)
@@ -432,7 +433,8 @@ def test_claude_project_install_moves_stale_hooks_out_of_shared_settings(
     assert st.hooks_installed and st.problems == ()
 
 
-def test_pyenv_shim_is_refused(project: Path, home: Path) -> None:
+def test_pyenv_shim_is_refused(bare_project: Path, home: Path) -> None:
+    project = bare_project
     with pytest.raises(InvalidInput, match="pyenv shim"):
         inst.install(
             "claude-code", project_root=project, home=home, python="/h/.pyenv/shims/python"

@@ -94,6 +94,16 @@ def hook_cmd(args: tuple[str, ...]) -> None:
     the payload's working directory. ``ctxmode hook ...`` as the first words skips this CLI
     entirely for speed; this command is the same runner for other spellings.
     """
+    if not args or args[0] in ("-h", "--help"):
+        click.echo(click.get_current_context().get_help())
+        click.echo(
+            "\nEVENT, in any agent's spelling: session-start, user-prompt-submit, pre-tool-use, "
+            "post-tool-use, pre-compact, post-compact, stop, session-end (SessionStart, "
+            'BeforeTool, ... also work).\nTry one by hand:\n  echo \'{"session_id": "s1", '
+            '"cwd": "."}\' | ctxmode hook session-start --agent claude-code\n'
+            "Problems are logged to .context/hooks.log (ctxmode doctor reads it)."
+        )
+        return
     from ctxmode.hooks.runner import main
 
     raise SystemExit(main(list(args)))
