@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import sys
+
 import click
 
 from ctxmode.cli._common import (
@@ -78,18 +81,30 @@ def search_cmd(
             return
         if not result.confident:
             click.echo("No confident match; the closest items:", err=True)
+        tty = sys.stdout.isatty()
         for hit in result.hits:
             flag = hit.flags
             click.echo(
                 f"{hit.id:<10} {hit.type:<10} {format_time(hit.created_at)}  {hit.title}{flag}"
                 f"  [{hit.source}]"
             )
-            click.echo(f"    {hit.snippet}")
-        shown = len(result.hits)
+            click.echo(f"    {terminal_marks(hit.snippet, bold=tty)}")
+        shown = sum(hit.matched for hit in result.hits)
         if result.total > shown:
             click.echo(f"{shown} of {result.total} matches shown.", err=True)
 
     emit(as_json, result.to_dict(), human)
+
+
+_MARKED = re.compile(r"\*\*(?=\S)((?:(?!\*\*).)+?)(?<=\S)\*\*")
+
+
+def terminal_marks(snippet: str, *, bold: bool) -> str:
+    """A snippet's ``**match**`` marks as the terminal's bold, or dropped when the output is
+    not a terminal: people never see literal asterisks (``--json`` keeps them for agents)."""
+    return _MARKED.sub(
+        lambda m: click.style(m.group(1), bold=True) if bold else m.group(1), snippet
+    )
 
 
 @click.command("get")
