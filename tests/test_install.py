@@ -742,3 +742,15 @@ def test_reinstall_narrows_an_older_claude_pre_tool_use_hook_and_keeps_the_users
     inst.install("claude-code", project_root=project, home=home)
     after = json.loads(path.read_text(encoding="utf-8"))
     assert after["hooks"]["PreToolUse"] == [group, users]
+
+
+def test_install_output_names_the_machine_specific_files(tmp_path: Path, home: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / ".gitignore").write_text(".claude/settings.local.json\n")
+    out = run_cli("install", "claude-code", cwd=repo).stdout
+    assert "machine-specific: .claude/settings.local.json, .mcp.json" in out
+    assert "not ignored by git: .mcp.json;" in out and "add them to .gitignore" in out
+    again = run_cli("install", "claude-code", cwd=repo).stdout
+    assert "machine-specific" not in again  # nothing written the second time
