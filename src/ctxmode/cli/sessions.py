@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ctxmode.cli._common import emit, format_time, handle_errors, json_option, state
+from ctxmode.cli._common import emit, format_time, handle_errors, json_option, printable, state
 from ctxmode.sessions import records as sessions_core
 from ctxmode.sessions import snapshot as snapshot_core
 
@@ -49,10 +49,12 @@ def events_cmd(
     def human() -> None:
         if not found:
             click.echo("No events.", err=True)
+        from ctxmode.sessions.describe import describe
+
         for e in found:
-            summary = " ".join(f"{k}={v}" for k, v in e.data.items())
             click.echo(
-                f"#{e.id} {format_time(e.created_at)} P{e.priority} {e.category}/{e.type} {summary}"
+                f"#{e.id} {format_time(e.created_at)} P{e.priority} "
+                + printable(describe(e.category, e.type, e.data))
             )
 
     emit(as_json, {"count": len(found), "events": [e.to_dict() for e in found]}, human)
