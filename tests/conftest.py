@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from ctxmode import Store
+from ctxmode.core.db import write_gitignore
 
 REPO = Path(__file__).resolve().parent.parent
 VENV_BIN = Path(sys.executable).parent
@@ -40,7 +41,7 @@ HOT_PATH = (
     "ctxmode.core.errors",
     "ctxmode.core.redact",
     "ctxmode.core.schema",
-    "ctxmode.core.schema_history",
+    "ctxmode.core.schema_later",
     "ctxmode.exchange",
     "ctxmode.exchange.team_state",
     "ctxmode.hooks",
@@ -111,11 +112,21 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """A git-like project folder (a ``.git`` dir marks its root)."""
+def bare_project(tmp_path: Path) -> Path:
+    """A git-like project folder (a ``.git`` dir marks its root) where ``init`` never ran."""
     root = tmp_path / "proj"
     (root / ".git").mkdir(parents=True)
     return root
+
+
+@pytest.fixture
+def project(bare_project: Path) -> Path:
+    """A git-like project folder with its store, as ``ctxmode init`` leaves it (only ``init``
+    and the agent-facing faces create a store; other commands refuse without one)."""
+    context = bare_project / ".context"
+    with Store.open(context / "context.db"):
+        write_gitignore(str(context))
+    return bare_project
 
 
 @pytest.fixture

@@ -119,7 +119,7 @@ def test_not_a_ctxmode_db_and_unwritable_path(project: Path, tmp_path: Path) -> 
     # a path whose parent is a regular file can never be created, even by root
     blocker = tmp_path / "plain.txt"
     blocker.write_text("x")
-    proc = run_cli("--db", str(blocker / "sub" / "k.db"), "add", "decision", "x", cwd=project)
+    proc = run_cli("--db", str(blocker / "sub" / "k.db"), "init", cwd=project)
     assert proc.returncode == 1 and "cannot create" in proc.stderr
     proc = run_cli("--db", str(tmp_path), "add", "decision", "x", cwd=project)
     assert proc.returncode == 1 and "is a directory" in proc.stderr
@@ -148,6 +148,7 @@ def test_export_import_round_trip_without_loss(project: Path, tmp_path: Path) ->
     other = tmp_path / "other"
     (other / ".git").mkdir(parents=True)
     (other / "a.py").write_text("x")
+    cli_json(other, "init")
     report = cli_json(other, "import", "-", input=exported)
     assert report == {"tasks_added": 2, "tasks_skipped": 0, "contexts_added": 3,  # type: ignore[comparison-overlap]
                       "contexts_skipped": 0}  # fmt: skip
@@ -310,3 +311,97 @@ def test_tables_show_whole_text_at_narrow_widths(project: Path, columns: str) ->
         assert "".join(text.split()) in shown
     listed = _last_column(run_cli("task", "list", cwd=project, env=env).stdout)
     assert "认证重构：令牌轮换、注销黑名单与服务端签名密钥的统一管理" in listed
+
+
+def test_only_init_creates_a_store(tmp_path: Path) -> None:
+    plain = tmp_path / "notes" / "sub"  # no git repository, never initialised
+    plain.mkdir(parents=True)
+    for args in (("query",), ("add", "decision", "x"), ("search", "x"), ("stats",)):
+        proc = run_cli(*args, cwd=plain)
+        assert proc.returncode == 1, args
+        assert "no ctxmode store here" in proc.stderr and "ctxmode init" in proc.stderr
+    assert not list(tmp_path.rglob("context.db"))
+    assert cli_json(plain.parent, "init")["created"] is True  # type: ignore[index]
+    # A subfolder of a project without git finds the store its top folder made.
+    added = cli_json(plain, "add", "decision", "x")
+    assert cli_json(plain, "db", "path")["path"] == str(plain.parent / ".context" / "context.db")  # type: ignore[index]
+    assert added["id"] == 1  # type: ignore[index]
+    assert [p.parent.parent for p in tmp_path.rglob("context.db")] == [plain.parent]
+
+
+def test_stale_follows_the_file_in_show_stats_link_and_gc(project: Path) -> None:
+    testing = project / "testing.py"
+    testing.write_text("def invoke(): ...\n")
+    cli_json(
+        project, "add", "snippet", "CliRunner.invoke catches exceptions", "--file", "testing.py"
+    )
+    testing.write_text("def invoke(): ...\n# appended\n")
+    # No query first: show and stats see the change themselves.
+    assert cli_json(project, "show", "1")["stale"] is True  # type: ignore[index]
+    assert "ctxmode link 1 --refresh" in run_cli("show", "1", cwd=project).stdout
+    assert cli_json(project, "stats")["contexts"]["stale"] == 1  # type: ignore[index]
+    gc = run_cli("gc", "--dry-run", cwd=project)
+    assert "delete" not in gc.stdout and gc.returncode == 0
+    testing.write_text("def invoke(): ...\n")  # reverted byte for byte
+    assert cli_json(project, "show", "1")["stale"] is False  # type: ignore[index]
+    testing.write_text("def invoke(): return 0\n")
+    cli_json(project, "link", "1", "testing.py")  # linking again is not re-verifying
+    assert cli_json(project, "show", "1")["stale"] is True  # type: ignore[index]
+    refreshed = cli_json(project, "link", "1", "--refresh")
+    assert refreshed["refreshed"] == ["testing.py"] and refreshed["stale"] is False  # type: ignore[index]
+    testing.unlink()
+    planned = run_cli("gc", "--dry-run", cwd=project).stdout
+    assert "archive #1 (snippet): linked file testing.py deleted" in planned
+
+
+def test_query_table_marks_stale_and_superseded(project: Path) -> None:
+    (project / "types.py").write_text("class ParamType: ...\n")
+    cli_json(
+        project, "add", "interface", "ParamType.convert(value) [see docs]", "--file", "types.py"
+    )
+    cli_json(project, "add", "decision", "old choice")
+    cli_json(project, "add", "decision", "new choice", "--supersedes", "2")
+    (project / "types.py").write_text("class ParamType: pass\n")
+    env = {"COLUMNS": "200"}
+    table = run_cli("query", "--file", "types.py", cwd=project, env=env).stdout
+    assert "[see docs]" in table  # stored brackets are text, not rich markup
+    assert "[stale: a linked file changed; see ctxmode show 1]" in table
+    listed = run_cli("query", "--all", cwd=project, env=env).stdout
+    assert "[superseded by #3]" in listed
+
+
+def test_a_linked_path_with_nothing_on_disk_is_warned(project: Path) -> None:
+    (project / "src").mkdir()
+    (project / "src" / "core.py").write_text("x = 1\n")
+    proc = run_cli(
+        "add", "decision", "x", "--file", "src/core.py", "--file", "src/does_not_exist.py",
+        "--file", "tests/**", cwd=project,
+    )  # fmt: skip
+    assert proc.returncode == 0
+    assert "warning: src/does_not_exist.py does not exist; linked as a planned file" in proc.stderr
+    assert "core.py" not in proc.stderr and "tests/**" not in proc.stderr
+    added = cli_json(project, "add", "constraint", "y", "--file", "src/typo.py")
+    assert added["missing_files"] == ["src/typo.py"]  # type: ignore[index]
+    linked = run_cli("link", "2", "src/cor.py", cwd=project)
+    assert "warning: src/cor.py does not exist" in linked.stderr
+    decided = run_cli("decision", "add", "z", "--file", "nope.py", cwd=project)
+    assert "warning: nope.py does not exist" in decided.stderr
+
+
+def test_help_answers_the_next_question_and_typos_get_a_suggestion(project: Path) -> None:
+    add_help = run_cli("add", "--help", cwd=project).stdout
+    assert all(t in add_help for t in ("constraint", "convention", "interface", "reference"))
+    query_help = run_cli("query", "--help", cwd=project).stdout
+    for words in ("focused", "broad", "--task", "--file", "Knowledge linked to this file"):
+        assert words in " ".join(query_help.split())
+    assert "[[task]]" in run_cli("eval", "--help", cwd=project).stdout
+    hook_help = run_cli("hook", "--help", cwd=project)
+    assert hook_help.returncode == 0 and "session-start" in hook_help.stdout
+    assert "pre-tool-use" in run_cli("hook", cwd=project).stdout
+    typo = run_cli("serach", "foo", cwd=project)
+    assert typo.returncode == 1 and "Did you mean 'search'?" in typo.stderr
+    wrong_type = run_cli("add", "desicion", "x", cwd=project)
+    assert wrong_type.returncode == 1 and "Did you mean 'decision'?" in wrong_type.stderr
+    budget = run_cli("query", "--budget", "-5", cwd=project)
+    assert budget.returncode == 1 and "'--budget'" in budget.stderr
+    assert "budget_tokens" not in budget.stderr

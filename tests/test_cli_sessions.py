@@ -55,7 +55,9 @@ def test_human_output_and_errors(project: Path) -> None:
     assert proc.returncode == 0 and "No sessions." in proc.stderr
     fill(project)
     proc = run_cli("events", cwd=project)
-    assert proc.returncode == 0 and "git/commit" in proc.stdout
+    assert proc.returncode == 0 and "git commit: Add retry to client (#42)" in proc.stdout
+    assert "edited " in proc.stdout and "src/client.py: def get(url): ⏎ return" in proc.stdout
+    assert "asked: Add retry support" in proc.stdout and '{"' not in proc.stdout
     proc = run_cli("events", "--category", "nope", cwd=project)
     assert proc.returncode == 1 and "Error" in proc.stderr
     proc = run_cli("snapshot", "--budget", "10", cwd=project)

@@ -57,15 +57,18 @@ def test_healthy_store_is_all_ok(project: Path, home: Path) -> None:
     assert doctor.worst(tuple(checks.values())) == "OK"
 
 
-def test_missing_store_warns_and_creates_nothing(project: Path, home: Path) -> None:
-    checks = run(project, home)
+def test_missing_store_warns_and_creates_nothing(bare_project: Path, home: Path) -> None:
+    checks = run(bare_project, home)
     assert checks["database"].level == "WARN"
     assert "ctxmode init" in checks["database"].fix
     assert "schema" not in checks and "integrity" not in checks
-    assert not db_of(project).exists() and not db_of(project).parent.exists()
+    assert not db_of(bare_project).exists() and not db_of(bare_project).parent.exists()
 
 
-def test_file_that_is_not_a_database_fails_and_is_left_alone(project: Path, home: Path) -> None:
+def test_file_that_is_not_a_database_fails_and_is_left_alone(
+    bare_project: Path, home: Path
+) -> None:
+    project = bare_project
     db = db_of(project)
     db.parent.mkdir(parents=True)
     db.write_bytes(b"definitely not sqlite\n" * 200)
@@ -102,7 +105,8 @@ def test_damaged_pages_fail_the_integrity_check(project: Path, home: Path) -> No
     assert digest(db) == before
 
 
-def test_quarantined_files_are_named(project: Path, home: Path) -> None:
+def test_quarantined_files_are_named(bare_project: Path, home: Path) -> None:
+    project = bare_project
     db = db_of(project)
     db.parent.mkdir(parents=True)
     db.write_bytes(b"garbage" * 1000)
@@ -143,7 +147,8 @@ def test_schema_versions(project: Path, home: Path) -> None:
     assert check.level == "FAIL" and "upgrade ctxmode" in check.fix
 
 
-def test_another_programs_database_fails(project: Path, home: Path) -> None:
+def test_another_programs_database_fails(bare_project: Path, home: Path) -> None:
+    project = bare_project
     db = db_of(project)
     db.parent.mkdir(parents=True)
     conn = sqlite3.connect(db)

@@ -629,3 +629,27 @@ def test_copy_of_a_plain_folder_leaves_the_store_behind(tmp_path: Path) -> None:
     assert not (copy / "out").exists()
     assert not (copy / ".context").exists()
     assert (src / ".context" / "context.db").read_bytes() == b"store"
+
+
+def test_a_broken_agent_binary_exits_non_zero_with_the_reason(tmp_path: Path) -> None:
+    proj = _project(tmp_path)
+    broken = tmp_path / "not-claude"
+    broken.write_text(
+        "#!/bin/sh\n"
+        'case "$1" in\n'
+        '  --version) printf "fake 1.0\\nsecond banner line\\n" ;;\n'
+        "  auth) echo '{\"loggedIn\": true}' ;;\n"
+        "esac\nexit 0\n"
+    )
+    broken.chmod(0o755)
+    tasks = tmp_path / "tasks.toml"
+    tasks.write_text('[[task]]\nname = "a"\nprompt = "p"\ncheck = "true"\n')
+    env = dict(os.environ, TMPDIR=str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    done = _eval(str(tasks), "--agent-bin", str(broken), "--runs", "1", cwd=proj, env=env)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "no run finished (2 tried)" in done.stderr
+    assert "wrote no stream-json result" in done.stderr
+    assert "fake 1.0" in done.stdout and "second banner line" not in done.stdout
+    assert "raw runs: not kept" in done.stdout
+    assert not list((tmp_path / "tmp").glob("ctxmode-eval-runs-*"))

@@ -33,6 +33,7 @@ def _make(root: Path) -> Path:
 
 
 def _fill(project: Path, tag: str) -> None:
+    assert run_cli("init", cwd=project).returncode == 0
     add = run_cli("add", "convention", f"{tag} convention: tabs are forbidden", cwd=project)
     assert add.returncode == 0, add.stderr
     assert run_cli("task", "add", f"{tag} task", cwd=project).returncode == 0

@@ -241,7 +241,8 @@ def test_bad_payloads_fail_open(stdin: bytes, project: Path) -> None:
     assert output_json(proc) is None
 
 
-def test_oversized_payload_is_dropped_and_logged(project: Path) -> None:
+def test_oversized_payload_is_dropped_and_logged(bare_project: Path) -> None:
+    project = bare_project
     payload = fixture(CC, "post-tool-use.write", project)
     payload["tool_input"]["content"] = "x" * (11 * 1024 * 1024)
     proc = run_hook("post-tool-use", payload, cwd=project)
@@ -251,7 +252,8 @@ def test_oversized_payload_is_dropped_and_logged(project: Path) -> None:
     assert "payload over" in log
 
 
-def test_hooks_log_is_rotated_past_its_cap(project: Path) -> None:
+def test_hooks_log_is_rotated_past_its_cap(bare_project: Path) -> None:
+    project = bare_project
     """A store failing on every tool call for months must not fill the disk with log lines."""
     from ctxmode.hooks.runner import MAX_LOG_BYTES
 
@@ -279,7 +281,8 @@ def test_unknown_event_and_agent_and_no_event(project: Path) -> None:
     assert output_json(proc) is None
 
 
-def test_disabled_by_env_and_by_project_setting(project: Path) -> None:
+def test_disabled_by_env_and_by_project_setting(bare_project: Path) -> None:
+    project = bare_project
     payload = fixture(CC, "post-tool-use.edit", project)
     proc = run_hook("post-tool-use", payload, cwd=project, env={"CTXMODE_DISABLE": "1"})
     assert output_json(proc) is None
@@ -290,7 +293,8 @@ def test_disabled_by_env_and_by_project_setting(project: Path) -> None:
     assert not (project / ".context" / "context.db").exists()
 
 
-def test_corrupt_store_is_moved_aside_and_the_hook_keeps_working(project: Path) -> None:
+def test_corrupt_store_is_moved_aside_and_the_hook_keeps_working(bare_project: Path) -> None:
+    project = bare_project
     (project / ".context").mkdir()
     (project / ".context" / "context.db").write_bytes(b"this is not sqlite" * 100)
     hook(CC, "post-tool-use.edit", project)

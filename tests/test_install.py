@@ -309,8 +309,9 @@ def test_install_merges_is_idempotent_and_uninstall_restores(
 
 @pytest.mark.parametrize("agent", inst.AGENTS)
 def test_install_into_empty_project_then_uninstall_leaves_nothing(
-    agent: str, project: Path, home: Path
+    agent: str, bare_project: Path, home: Path
 ) -> None:
+    project = bare_project
     result = inst.install(agent, project_root=project, home=home)
     assert all(c.action == "create" for c in result.changes)
     inst.uninstall(agent, project_root=project, home=home)
@@ -461,7 +462,8 @@ def test_claude_project_install_moves_stale_hooks_out_of_shared_settings(
     assert st.hooks_installed and st.problems == ()
 
 
-def test_pyenv_shim_is_refused(project: Path, home: Path) -> None:
+def test_pyenv_shim_is_refused(bare_project: Path, home: Path) -> None:
+    project = bare_project
     with pytest.raises(InvalidInput, match="pyenv shim"):
         inst.install(
             "claude-code", project_root=project, home=home, python="/h/.pyenv/shims/python"
@@ -805,3 +807,15 @@ def test_copilot_cli_trust_is_recorded_where_copilot_reads_it(project: Path, hom
     assert inst.status("copilot-cli", project_root=project, home=home).problems == ()
     again = inst.install("copilot-cli", project_root=project, home=home, trust=True)
     assert {c.action for c in again.changes} == {"unchanged"}
+
+
+def test_install_output_names_the_machine_specific_files(tmp_path: Path, home: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / ".gitignore").write_text(".claude/settings.local.json\n")
+    out = run_cli("install", "claude-code", cwd=repo).stdout
+    assert "machine-specific: .claude/settings.local.json, .mcp.json" in out
+    assert "not ignored by git: .mcp.json;" in out and "add them to .gitignore" in out
+    again = run_cli("install", "claude-code", cwd=repo).stdout
+    assert "machine-specific" not in again  # nothing written the second time

@@ -50,7 +50,7 @@ def test_snippets_expire_after_90_days_unless_an_open_task_holds_them(store: Sto
     assert _alive(store) == {held, recent}
 
 
-def test_snippet_expires_when_its_file_changes_or_disappears(store: Store, project: Path) -> None:
+def test_a_changed_file_never_deletes_a_deleted_one_archives(store: Store, project: Path) -> None:
     (project / "a.py").write_text("one")
     (project / "b.py").write_text("two")
     on_a = store.write_context("snippet", "a notes", file_paths=["a.py"], now=T0).id
@@ -58,9 +58,14 @@ def test_snippet_expires_when_its_file_changes_or_disappears(store: Store, proje
     assert store.cleanup(now=T0 + DAY).actions == ()
     (project / "a.py").write_text("changed")
     (project / "b.py").unlink()
-    report = store.cleanup(now=T0 + DAY)
-    assert sorted(a.context_id for a in report.actions) == [on_a, on_b]
-    assert {a.reason for a in report.actions} == {"linked file deleted or changed"}
+    report = store.cleanup(now=T0 + DAY, dry_run=True)
+    assert [(a.context_id, a.action, a.reason) for a in report.actions] == [
+        (on_b, "archive", "linked file b.py deleted")
+    ]
+    store.cleanup(now=T0 + DAY)
+    assert _alive(store) == {on_a, on_b}
+    assert store.get_context(on_a).stale and store.get_context(on_a).archived_at is None
+    assert store.get_context(on_b).archived_at == T0 + DAY
 
 
 def test_references_expire_30_days_after_last_read(store: Store) -> None:
@@ -75,7 +80,6 @@ def test_references_expire_30_days_after_last_read(store: Store) -> None:
 
 
 def test_periods_are_configurable(project: Path) -> None:
-    (project / ".context").mkdir(mode=0o700)
     (project / ".context" / "config.toml").write_text("snippet_days = 7\nreference_days = 1\n")
     with Store.open(project / ".context" / "context.db") as store:
         store.write_context("snippet", "short lived", now=T0)
@@ -91,13 +95,42 @@ def test_refresh_files_marks_stale(store: Store, project: Path) -> None:
     assert store.get_context(cid).stale
 
 
-def test_snippet_marked_stale_by_a_query_still_expires(store: Store, project: Path) -> None:
-    # A query on the file re-hashes it and marks the snippet stale; gc must still see the change.
+def test_stale_means_differs_from_when_linked(store: Store, project: Path) -> None:
     (project / "c.py").write_text("one")
-    cid = store.write_context("snippet", "c notes", file_paths=["c.py"], now=T0).id
+    (project / "d.py").write_text("dee")
+    cid = store.write_context("snippet", "c notes", file_paths=["c.py", "d.py"], now=T0).id
     (project / "c.py").write_text("two")
     assert store.query_context(file_path="c.py").items[0].context.stale
-    report = store.cleanup(now=T0 + DAY)
-    assert [(a.context_id, a.reason) for a in report.actions] == [
-        (cid, "linked file deleted or changed")
-    ]
+    # gc --dry-run keeps a stale item (it used to plan a delete here).
+    assert store.cleanup(now=T0 + DAY, dry_run=True).actions == ()
+    # Reverted byte for byte: no longer stale, without any command to clear it.
+    (project / "c.py").write_text("one")
+    assert not store.query_context(file_path="c.py").items[0].context.stale
+    # Linking again keeps the baseline; accepting the new content moves it.
+    (project / "c.py").write_text("three")
+    store.link_files(cid, ["c.py"])
+    assert store.context_detail(cid).context.stale
+    assert store.accept_file_content(cid, ["c.py"]) == ["c.py"]
+    assert not store.context_detail(cid).context.stale
+    (project / "c.py").write_text("one")  # now the old content is the change
+    assert store.context_detail(cid).context.stale
+    store.accept_file_content(cid)
+    assert not store.get_context(cid).stale
+
+
+def test_a_planned_file_takes_its_first_content_as_baseline(store: Store, project: Path) -> None:
+    cid = store.write_context("decision", "new module layout", file_paths=["later.py"]).id
+    assert not store.context_detail(cid).context.stale
+    (project / "later.py").write_text("v1")
+    assert not store.context_detail(cid).context.stale
+    (project / "later.py").write_text("v2")
+    assert store.context_detail(cid).context.stale
+
+
+def test_editing_the_text_accepts_the_files_as_they_are(store: Store, project: Path) -> None:
+    (project / "e.py").write_text("one")
+    cid = store.write_context("decision", "e design", file_paths=["e.py"]).id
+    (project / "e.py").write_text("two")
+    assert store.context_detail(cid).context.stale
+    store.update_context(cid, content="e design, for the new e.py")
+    assert not store.context_detail(cid).context.stale

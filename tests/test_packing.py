@@ -38,10 +38,10 @@ def test_what_does_not_fit_gets_one_digest_line_per_type() -> None:
     items += [_item(10 + i, "snippet", f"Snippet {i} first. rest") for i in range(5)]
     result = pack(items, 120)
     assert result.tokens <= 120
-    assert "[snippet digest: 5 more]" in result.text
+    assert "[5 more snippets left out]" in result.text
     assert result.included == (1, 2)
     assert result.digested == (3,)
-    assert "[decision digest: 1 more] #3 Decision 3." in result.text
+    assert "[1 more decision, first words] #3 Decision 3." in result.text
     assert result.omitted == (10, 11, 12, 13, 14)
 
 
@@ -53,7 +53,7 @@ def test_digest_lines_evict_full_items_when_needed() -> None:
     result = pack(items, 100)
     assert result.tokens <= 100
     for kind in ("decision", "snippet", "reference", "issue"):
-        assert f"[{kind} digest:" in result.text
+        assert f"[3 {kind}s, first words]" in result.text  # nothing printed before: not "more"
     # two full decisions fit alone, but then three types would vanish: they give way
     assert result.included == ()
     assert len(result.digested) == 12 and result.omitted == ()
@@ -63,5 +63,5 @@ def test_tiny_budget_still_says_what_was_left_out() -> None:
     items = [_item(i, "reference", "Long reference text. " * 20) for i in range(1, 30)]
     result = pack(items, 20)
     assert result.included == ()
-    assert "reference digest: 29 more" in result.text
+    assert "[29 references, first words] #1 Long reference text. (and 28 left out)" in result.text
     assert result.tokens <= 20

@@ -44,6 +44,7 @@ def test_import_and_gc_show_progress_only_on_a_terminal(project: Path, tmp_path:
     export = tmp_path / "export.jsonl"
     export.write_text(run_cli("export", cwd=project).stdout, encoding="utf-8")
     other = tmp_path / "other.db"
+    assert run_cli("--db", str(other), "init", cwd=project).returncode == 0
 
     out, term = _stderr_on_a_terminal(["--db", str(other), "import", str(export)], project)
     assert "Imported 1 contexts" in out
@@ -58,5 +59,6 @@ def test_import_and_gc_show_progress_only_on_a_terminal(project: Path, tmp_path:
     out, term = _stderr_on_a_terminal(["gc", "--dry-run"], project)
     assert b"Applying retention rules" in term
 
+    assert run_cli("--db", str(tmp_path / "third.db"), "init", cwd=project).returncode == 0
     piped = run_cli("--db", str(tmp_path / "third.db"), "import", str(export), cwd=project)
     assert piped.returncode == 0 and piped.stderr == ""

@@ -168,7 +168,7 @@ def test_budget_packs_high_tiers_and_digests_the_rest(store: Store) -> None:
     pack = result.pack
     assert pack.tokens <= 260
     assert pack.included and all(store.get_context(i).type == "decision" for i in pack.included)
-    assert "[reference digest: 6 more]" in pack.text
+    assert "[6 more references, first words]" in pack.text
     assert set(pack.digested) | set(pack.omitted) >= set(refs)
     assert "Reference 5 is about caching." in pack.text
     again = store.query_context(task_id=task.id, mode="broad", budget_tokens=260)

@@ -20,7 +20,7 @@ EXPECTED_COLUMNS = {
     "tasks": ["id", "name", "status", "parent_id", "external_key", "created_at", "updated_at"],
     "context_task_map": ["context_id", "task_id", "relevance"],
     "files": ["id", "path", "hash", "last_indexed"],
-    "context_file_map": ["context_id", "file_id", "relation_type"],
+    "context_file_map": ["context_id", "file_id", "relation_type", "linked_hash"],
     "sessions": [
         "session_id", "agent", "project_dir", "started_at", "last_event_at", "event_count",
         "compact_count", "ended_at",

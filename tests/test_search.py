@@ -223,7 +223,8 @@ def test_every_filter(store: Store, project: Path) -> None:
     def found(**filters: Any) -> set[str]:
         return set(ids_of(search(store, "parser", **filters)))
 
-    assert found() == {f"ctx:{a}", f"ctx:{b}", f"ctx:{c}", f"doc:{d}"}
+    # The task named "parser" is found by its name too.
+    assert found() == {f"ctx:{a}", f"ctx:{b}", f"ctx:{c}", f"doc:{d}", f"task:{task.id}"}
     assert found(source="manual") == {f"doc:{d}"}
     assert found(source="knowledge") == {f"ctx:{a}", f"ctx:{b}", f"ctx:{c}"}
     assert found(type="issue") == {f"ctx:{b}", f"ctx:{c}"}
@@ -561,3 +562,55 @@ def test_many_new_items_make_the_vocabulary_be_read_again(
         store.write_context("reference", f"A {name} smiles at the ranger")
     assert search(store, "numbbat").corrected_query == "numbat"
     assert cache.vocab is not first and not cache.vocab_stale
+
+
+def test_a_hit_without_any_query_word_is_labelled_and_not_counted(
+    store: Store, project: Path
+) -> None:
+    from ctxmode.search.indexing import index_path
+
+    docs = project / "docs"
+    docs.mkdir()
+    (docs / "arch.md").write_text(
+        "# 架构\n\n## 注入\n\n我们使用**「依赖注入」**来解耦模块。\n\n"
+        "## 部署\n\n部署时使用 docker compose。\n\n## 时区\n\n所有时间以 UTC 存储。\n",
+        encoding="utf-8",
+    )
+    index_path(store, str(docs))
+    result = search(store, "时区")
+    assert result.hits and result.hits[0].matched and "时区" in result.hits[0].snippet
+    for hit in result.hits:
+        body = get_items(store, [hit.id])[0].text
+        assert hit.matched == ("时区" in body), hit
+    assert result.total == sum(h.matched for h in result.hits) == 1
+    assert all("next to a match" in h.flags for h in result.hits if not h.matched)
+    # A match inside the text's own bold is not cut into fragments.
+    snippet = search(store, "依赖注入").hits[0].snippet
+    assert "**「依赖注入」**" in snippet and "**「**" not in snippet
+
+
+def test_terminal_search_output_has_no_literal_asterisks(project: Path) -> None:
+    assert (
+        run_cli("add", "decision", "Use the token bucket for rate limits", cwd=project).returncode
+        == 0
+    )
+    out = run_cli("search", "token", cwd=project).stdout
+    assert "token bucket" in out and "**" not in out
+    assert "**token**" in run_cli("search", "token", "--json", cwd=project).stdout
+
+
+def test_task_names_are_searchable(store: Store) -> None:
+    root = store.create_task("认证重构")
+    leaf = store.create_task("Rotate refresh tokens", root.id)
+    cid = store.write_context("constraint", "令牌只在服务端签发", task_id=root.id).id
+    found = search(store, "认证")
+    assert [h.id for h in found.hits] == [f"task:{root.id}"] and found.confident
+    assert found.total == 1
+    assert search(store, "refresh tokens").hits[0].id == f"task:{leaf.id}"
+    assert not [h for h in search(store, "认证", source="knowledge").hits if h.kind == "task"]
+    item = get_items(store, [f"task:{root.id}"])[0]
+    assert "认证重构" in item.text and f"ctx:{cid}" in item.text
+    text = get_items(store, [f"task:{leaf.id}"])[0].text
+    assert "认证重构 > Rotate refresh tokens" in text
+    with pytest.raises(NotFound):
+        get_items(store, ["task:999"])

@@ -202,6 +202,7 @@ def test_the_cli_listing_says_where_else_a_hit_occurs(tmp_path: Path) -> None:
     ctxmode = str(Path(sys.executable).parent / "ctxmode")
     db = str(tmp_path / "c.db")
     section = "心跳检测 服务器每三十秒发送一次心跳，客户端超时后重新连接。"
+    subprocess.run([ctxmode, "--db", db, "init"], check=True)
     for text in (section, section.replace(" ", "   ")):  # the same text, spaced apart
         subprocess.run([ctxmode, "--db", db, "add", "reference", text], check=True)
     out = subprocess.run(

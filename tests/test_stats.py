@@ -65,7 +65,8 @@ def test_sandbox_bytes_kept_out_are_measured(store: Store) -> None:
     assert st.sandbox.bytes_kept_out == produced - st.sandbox.bytes_returned
 
 
-def test_cli_stats(project: Path) -> None:
+def test_cli_stats(bare_project: Path) -> None:
+    project = bare_project
     r = run_cli("stats", cwd=project)
     assert r.returncode == 1 and "ctxmode init" in r.stderr
     with Store.open(project / ".context" / "context.db") as store:

@@ -69,6 +69,7 @@ def clones(tmp_path: Path) -> tuple[Path, Path]:
     alice, bob = tmp_path / "alice", tmp_path / "bob"
     git(tmp_path, "clone", str(origin), str(alice))
     git(alice, "config", "user.name", "alice")
+    ctx(alice, "init")  # Bob's clone needs no init: the shared files show the project uses it
     (alice / "src").mkdir()
     (alice / "src" / "billing.py").write_text("CENTS = 100\n")
     git(alice, "add", ".")
@@ -493,3 +494,26 @@ def test_a_spoofed_owner_and_foreign_supersession_are_held_for_review(
     assert "The browser never calls the payments API" in now
     unknown = run_cli("sync", "--accept", "nope", cwd=bob)
     assert unknown.returncode == 1 and "not held for review" in unknown.stderr
+
+
+def test_the_link_relation_and_git_owner_survive_sharing(clones: tuple[Path, Path]) -> None:
+    alice, bob = clones
+    git(alice, "config", "user.name", "Alice Liddell")
+    (alice / "src" / "invoice.py").write_text("TOTAL = 0\n")
+    cid = ctx(alice, "add", "interface", "Amounts are cents", "--file", "src/billing.py",
+              "--relation", "defines")["id"]  # fmt: skip
+    ctx(alice, "link", str(cid), "src/invoice.py")
+    assert ctx(alice, "show", str(cid))["owner"] == "Alice Liddell"
+    ctx(alice, "share", str(cid))
+    (path,) = shared_files(alice)
+    assert 'files: ["src/billing.py (defines)", "src/invoice.py"]' in path.read_text()
+    git(alice, "add", "src")
+    push(alice, "share")
+    assert pull(bob).returncode == 0
+    (item,) = ctx(bob, "query", "--all")["items"]
+    shown = ctx(bob, "show", str(item["id"]))
+    assert shown["owner"] == "Alice Liddell"
+    assert sorted((f["path"], f["relation"]) for f in shown["files"]) == [
+        ("src/billing.py", "defines"),
+        ("src/invoice.py", "related"),
+    ]

@@ -550,3 +550,58 @@ def test_share_and_unshare_a_context(client: TestClient, store: Store, seeded: S
     # A reference is not shared: the refusal is shown, nothing is written.
     r = post(client, f"/contexts/{seeded.reference}/share", {})
     assert r.status_code == 400 and "is a reference" in error_of(r.text)
+
+
+def test_readable_timeline_snapshot_card_and_clickable_hits(
+    client: TestClient, store: Store
+) -> None:
+    html = client.get("/sessions").text
+    sentences = re.findall(r'<span class="sentence">(.*?)</span>', html)
+    assert sentences and not any(s.startswith("{") for s in sentences)
+    assert any(s.startswith(("edited ", "wrote ", "asked: ", "failed")) for s in sentences)
+    assert 'id="snapshot-card"' in html and 'id="snapshot-raw"' in html
+    (store.root / "guide.md").write_text("# Guide\n\n## Caching\n\nRedis keeps the sessions.\n")
+    from ctxmode.search.indexing import index_path
+
+    index_path(store, str(store.root / "guide.md"))
+    page = client.get("/search?q=sessions").text
+    link = re.search(r'<a href="(/items/doc%3A\d+)\?q=sessions">', page)
+    assert link, "document hits link to their full text"
+    item = client.get(link.group(1))
+    assert item.status_code == 200 and "Redis keeps the sessions." in item.text
+
+
+def test_a_bad_form_keeps_what_was_typed_and_says_what_to_fix(
+    client: TestClient, store: Store, seeded: Seeded
+) -> None:
+    typed = "令牌只在服务端签发，签名密钥不得写入代码仓库。"
+    r = post(client, "/contexts", {"type": "decision", "content": typed, "metadata": "{oops"})
+    assert r.status_code == 400 and "metadata is not valid JSON" in error_of(r.text)
+    assert typed in r.text and "{oops" in r.text
+    r = post(client, f"/contexts/{seeded.snippet}/edit",
+             {"type": "snippet", "content": typed, "metadata": "[1]"})  # fmt: skip
+    assert r.status_code == 400 and error_of(r.text) and typed in r.text
+    assert store.get_context(seeded.snippet).content != typed
+
+
+def test_stale_badge_explains_itself_and_offers_its_action(
+    client: TestClient, store: Store, seeded: Seeded
+) -> None:
+    html = client.get(f"/contexts/{seeded.stale}").text
+    assert 'id="stale"' in html and f"ctxmode link {seeded.stale} --refresh" in html
+    r = post(client, f"/contexts/{seeded.stale}/refresh", {})
+    assert r.status_code == 303 and not store.get_context(seeded.stale).stale
+    assert 'id="stale"' not in client.get(f"/contexts/{seeded.stale}").text
+
+
+def test_the_sharing_id_is_not_editable_and_survives_an_edit(
+    client: TestClient, store: Store, seeded: Seeded
+) -> None:
+    store.share([seeded.snippet])
+    shared_id = store.get_context(seeded.snippet).metadata["shared_id"]
+    html = client.get(f"/contexts/{seeded.snippet}").text
+    assert "shared_id" not in html
+    r = post(client, f"/contexts/{seeded.snippet}/edit",
+             {"type": "snippet", "content": "POOL is 8", "metadata": ""})  # fmt: skip
+    assert r.status_code == 303
+    assert store.get_context(seeded.snippet).metadata["shared_id"] == shared_id

@@ -12,7 +12,8 @@ import sys
 
 def main() -> None:
     argv = sys.argv[1:]
-    if argv[:1] == ["hook"]:
+    # ``ctxmode hook`` alone or ``hook --help`` is a person asking: the CLI prints its help.
+    if argv[:1] == ["hook"] and argv[1:2] not in ([], ["-h"], ["--help"]):
         from ctxmode.hooks.runner import main as hook_main
 
         code = hook_main(argv[1:], keep_store_open=True)

@@ -10,11 +10,13 @@ bytes_returned`` over ``sandbox_runs``). Read-only.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from ctxmode.core.errors import StoreError
 from ctxmode.core.models import CONTEXT_TYPES, TASK_STATUSES, TYPE_TIERS
 from ctxmode.core.schema import applied_version
 
@@ -259,8 +261,13 @@ def injection_line(injections: dict[str, dict[str, int]]) -> str:
 
 def collect(store: Database, *, days: int = DEFAULT_DAYS, now: int | None = None) -> Stats:
     """Measure the store now (one consistent read transaction)."""
+    from ctxmode.knowledge.lifecycle import refresh_files
+
     ts = int(now if now is not None else time.time())
     conn = store.conn
+    # The stale count says what the disk holds now, not what the last query saw.
+    with contextlib.suppress(StoreError):
+        refresh_files(store, now=ts)
     # One read transaction so that the figures agree with each other under concurrent writers.
     own_txn = not conn.in_transaction
     if own_txn:

@@ -105,9 +105,18 @@ class Store(Database):
         return knowledge.get_context(self, context_id)
 
     def context_detail(self, context_id: int) -> ContextDetail:
-        """A context with its task and file links and its supersession chain."""
-        from ctxmode.knowledge import contexts as knowledge
+        """A context with its task and file links and its supersession chain; its linked
+        files are re-hashed first, so that its stale mark says what the disk holds now."""
+        import contextlib
 
+        from ctxmode.core.errors import StoreError
+        from ctxmode.knowledge import contexts as knowledge
+        from ctxmode.knowledge import lifecycle
+
+        paths = [f.path for f in knowledge.context_detail(self, context_id).files]
+        # A read-only store still shows the context, with the mark it last recorded.
+        with contextlib.suppress(StoreError):
+            lifecycle.refresh_files(self, paths=paths)
         return knowledge.context_detail(self, context_id)
 
     def update_context(
@@ -119,12 +128,18 @@ class Store(Database):
         metadata: dict[str, Any] | None = None,
         now: int | None = None,
     ) -> Context:
-        """Edit a context in place (content, type or metadata)."""
+        """Edit a context in place (content, type or metadata). New content is written
+        against the linked files as they are now: they become its baseline (not stale)."""
         from ctxmode.knowledge import contexts as knowledge
+        from ctxmode.knowledge import lifecycle
 
-        return knowledge.update_context(
+        updated = knowledge.update_context(
             self, context_id, content=content, type=type, metadata=metadata, now=now
         )
+        if content is None:
+            return updated
+        lifecycle.accept_file_content(self, context_id)
+        return knowledge.get_context(self, context_id)
 
     def delete_context(self, context_id: int) -> None:
         """Delete a context and its links."""
@@ -175,11 +190,23 @@ class Store(Database):
 
         return knowledge.task_depths(self, self.list_tasks() if tasks is None else tasks)
 
-    def link_files(self, context_id: int, paths: Sequence[str], relation: str = "related") -> None:
-        """Link a context to project files (paths are stored project-relative)."""
+    def link_files(
+        self, context_id: int, paths: Sequence[str], relation: str = "related"
+    ) -> tuple[str, ...]:
+        """Link a context to project files (paths are stored project-relative); returns
+        those with nothing on disk yet."""
         from ctxmode.knowledge import contexts as knowledge
 
-        knowledge.link_files(self, context_id, paths, relation)
+        return knowledge.link_files(self, context_id, paths, relation)
+
+    def accept_file_content(self, context_id: int, paths: Sequence[str] | None = None) -> list[str]:
+        """Take the current content of a context's linked files (all, or these paths) as
+        what it was written against, clearing the stale mark they caused."""
+        from ctxmode.knowledge import contexts as knowledge
+        from ctxmode.knowledge import lifecycle
+
+        rels = None if paths is None else [knowledge.normalize_path(self, p) for p in paths]
+        return lifecycle.accept_file_content(self, context_id, rels)
 
     def link_task(self, context_id: int, task_id: int, relevance: float = 1.0) -> None:
         """Link a context to a task with a relevance weight."""
@@ -256,7 +283,8 @@ class Store(Database):
         return lifecycle.cleanup(self, now=now, dry_run=dry_run)
 
     def refresh_files(self, now: int | None = None) -> list[str]:
-        """Re-hash linked files; mark contexts of changed or deleted files stale."""
+        """Re-hash linked files; a context is stale while a linked file differs from the
+        content it was linked against (a revert clears it)."""
         from ctxmode.knowledge import lifecycle
 
         return lifecycle.refresh_files(self, now=now)
@@ -324,6 +352,13 @@ class Store(Database):
         for cat in dict.fromkeys(category):
             found.extend(records.list_events(self, session_id, cat, limit))
         return sorted(found, key=lambda e: e.id, reverse=True)[:limit]
+
+    @staticmethod
+    def describe_event(event: Event, limit: int = 200) -> str:
+        """One readable line for an event: what was edited, run, failed or decided."""
+        from ctxmode.sessions.describe import describe
+
+        return describe(event.category, event.type, event.data, limit=limit)
 
     def sessions(self, limit: int = 50) -> list[Session]:
         """Agent sessions, most recently active first."""

@@ -10,6 +10,7 @@ May import: the core packages and the ``store`` facade. It is the composition ro
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import json
 import sys
@@ -77,6 +78,20 @@ class CtxmodeGroup(click.Group):
             click.echo("Aborted!", err=True)
             sys.exit(1)
         sys.exit(rv if isinstance(rv, int) else 0)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as exc:
+            name = args[0] if args else ""
+            near = difflib.get_close_matches(name, self.list_commands(ctx), n=1, cutoff=0.6)
+            if not near or name.startswith("-"):
+                raise
+            raise click.UsageError(
+                f"No such command {name!r}. Did you mean {near[0]!r}?", ctx
+            ) from exc
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*_MODULE_OF, *self.commands})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import functools
 import json
 import os
@@ -15,7 +16,7 @@ from typing import Any, TypeVar
 import click
 
 from ctxmode.core import config
-from ctxmode.core.db import translate_sqlite_error
+from ctxmode.core.db import translate_sqlite_error, write_gitignore
 from ctxmode.core.errors import CtxmodeError
 from ctxmode.store import Store
 
@@ -40,20 +41,55 @@ class AppState:
         return config.find_project_root()
 
     @contextmanager
-    def store(self, *, create: bool = True, sync: bool = True) -> Iterator[Store]:
+    def store(self, *, create: bool = False, sync: bool = True) -> Iterator[Store]:
         """The open store; with ``sync``, teammates' shared files are picked up first and
-        the command's own edits of shared items are written to their files after."""
-        with Store.open(self.db_path, root=self.root, create=create) as store:
+        the command's own edits of shared items are written to their files after.
+
+        Only ``init`` passes ``create``: any other command run outside a project (or before
+        ``init``) says there is no store and how to make one, instead of leaving a new empty
+        store in whatever folder it ran in. One exception: a clone of a project whose team
+        knowledge is committed (``.context/shared``) was set up by a teammate, so its first
+        command creates this clone's store, as ``init`` would, and says so.
+        """
+        path = self.db_path
+        clone = not create and not path.exists() and self._team_clone(path)
+        with Store.open(path, root=self.root, create=create or clone) as store:
+            if clone:
+                write_gitignore(str(path.parent))
+                click.echo(
+                    f"ctxmode: created this clone's store {path} (the project shares team "
+                    f"knowledge in {config.CONTEXT_DIR}/{config.SHARED_DIR})",
+                    err=True,
+                )
             if sync:
                 _note(store.refresh_shared())
             yield store
             if sync:
                 _note(store.refresh_shared())
 
+    def _team_clone(self, path: Path) -> bool:
+        """Whether ``path`` is the default store of a project with committed team files."""
+        return path.parent.name == config.CONTEXT_DIR and (path.parent / config.SHARED_DIR).is_dir()
+
 
 def _note(report: Any) -> None:
     if report is not None and report.changed:
         click.echo(f"ctxmode: team knowledge: {report.summary()}", err=True)
+
+
+class Choice(click.Choice):  # type: ignore[type-arg]
+    """``click.Choice`` that names the nearest choice when a value is mistyped."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter as exc:
+            near = difflib.get_close_matches(str(value), [str(c) for c in self.choices], n=1)
+            if not near:
+                raise
+            raise click.BadParameter(
+                f"{exc.message} Did you mean {near[0]!r}?", ctx=ctx, param=param
+            ) from exc
 
 
 def state(ctx: click.Context) -> AppState:

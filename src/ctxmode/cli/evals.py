@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -51,7 +52,11 @@ def _render(report: dict[str, Any]) -> None:
     for task in report["tasks"]:
         _render_section(f"\ntask {task['task']}", task)
     _render_section("\noverall", report["overall"])
-    click.echo(f"\nraw runs: {report['out_dir']}")
+    click.echo(
+        f"\nraw runs: {report['out_dir']}"
+        if report["out_dir"]
+        else "\nraw runs: not kept (pass --out DIR to keep them)"
+    )
     for warning in report["warnings"]:
         click.echo(f"warning: {warning}")
     if report["interrupted"]:
@@ -99,6 +104,18 @@ def eval_command(
     Every run works in a scratch copy of this project (HEAD plus uncommitted changes): the
     with-arm has ctxmode installed and this project's store (or the task's history), the
     without-arm has no ctxmode at all. Your checkout and store are not touched.
+
+    \b
+    TASKS.toml holds one [[task]] table per task:
+      [[task]]
+      name = "token-lifetime"                  # letters, digits, . _ -
+      prompt = "Shorten the access token lifetime to 2 hours"
+      check = "python -m pytest -q tests/test_tokens.py"   # exit 0 = passed
+      setup = ["git checkout -q main"]         # optional, run in the copy first
+      history = "sessions/auth.jsonl"          # optional: a ctxmode export for the with-arm
+      timeout_s = 600                          # optional
+
+    Exits 1 when no run finished (the reasons are printed), 130 when interrupted.
     """
     from ctxmode.evals import agent as agents
     from ctxmode.evals.report import build_report
@@ -107,7 +124,8 @@ def eval_command(
 
     tasks = load_tasks(Path(cli_path(tasks_file)))
     binary = agents.resolve_binary(agent, cli_path(agent_bin) if agent_bin else None)
-    version = agents.preflight(binary, agents.agent_env({}))
+    # The first line: some binaries print a multi-line banner for --version.
+    version = (agents.preflight(binary, agents.agent_env({})).splitlines() or ["unknown"])[0]
     if out_dir:
         out = Path(cli_path(out_dir))
         if out.exists() and (not out.is_dir() or any(out.iterdir())):
@@ -128,8 +146,22 @@ def eval_command(
         result = run_eval(tasks, config.find_project_root(), opts, agent_version=version,
                           progress=update)  # fmt: skip
     report = build_report(result)
+    if not out_dir:
+        # Raw runs are kept only where --out says; the report holds the figures.
+        shutil.rmtree(out, ignore_errors=True)
+        report["out_dir"] = None
     emit(as_json, report, lambda: _render(report))
-    return 130 if result.interrupted else 0
+    if result.interrupted:
+        return 130
+    finished = [r for r in result.results if r.error is None]
+    if result.results and not finished:
+        reasons = sorted({str(r.error) for r in result.results})
+        raise click.ClickException(
+            f"no run finished ({len(result.results)} tried); "
+            + "; ".join(reasons[:3])
+            + (f"; and {len(reasons) - 3} other reasons" if len(reasons) > 3 else "")
+        )
+    return 0
 
 
 def register(cli: click.Group) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import click
@@ -36,6 +37,52 @@ def _render(result: core.InstallResult, root: Path, verb: str) -> None:
         click.echo(f"  {change.action:<{width}}  {shown}: {change.summary}")
     if result.hook_note:
         click.echo(f"  {result.hook_note}")
+    if verb == "install" and result.scope == "project":
+        _machine_note(result, root, home)
+
+
+def _machine_note(result: core.InstallResult, root: Path, home: Path) -> None:
+    """Say which written project files name this machine's Python, and whether git would
+    pick them up: a committed absolute path breaks every teammate's agent."""
+    written = [
+        c.path
+        for c in result.changes
+        if c.action in ("create", "update") and _shown(c.path, root, home) != c.path
+    ]
+    if not written:
+        return
+    shown = [_shown(p, root, home) for p in written]
+    click.echo(
+        f"  machine-specific: {', '.join(shown)} run ctxmode by this machine's absolute "
+        f"Python path; keep them out of git, and have each teammate run "
+        f"`ctxmode install {result.agent}` in their clone"
+    )
+    tracked = _not_ignored(root, shown)
+    if tracked:
+        click.echo(
+            f"  not ignored by git: {', '.join(tracked)}; add them to .gitignore "
+            "(or .git/info/exclude) so that they are not committed by mistake"
+        )
+
+
+def _not_ignored(root: Path, paths: list[str]) -> list[str]:
+    """The ``paths`` (project-relative) that git would list as changes; none outside git."""
+    try:
+        done = subprocess.run(
+            ["git", "check-ignore", "--stdin"],
+            cwd=root,
+            input="\n".join(paths),
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return []
+    if done.returncode not in (0, 1):  # 128: not a git repository
+        return []
+    ignored = set(done.stdout.splitlines())
+    return [p for p in paths if p not in ignored]
 
 
 def _scope_option(func: click.decorators.FC) -> click.decorators.FC:

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from ctxmode.cli._common import (
+    Choice,
     cli_path,
     emit,
     format_time,
@@ -31,6 +32,7 @@ from ctxmode.core.models import (
     RELATIONS,
     SCOPES,
     TASK_STATUSES,
+    Context,
 )
 from ctxmode.core.schema import SCHEMA_VERSION
 
@@ -45,6 +47,7 @@ def print_table(columns: tuple[str, ...], rows: Iterable[tuple[str, ...]]) -> No
     """
     from rich.console import Console
     from rich.table import Column, Table
+    from rich.text import Text
 
     table = Table(
         *(
@@ -54,7 +57,9 @@ def print_table(columns: tuple[str, ...], rows: Iterable[tuple[str, ...]]) -> No
         show_lines=False,
     )
     for row in rows:
-        table.add_row(*row)
+        # Text, not a markup string: stored text such as "[stale]" or "[link]" is shown as
+        # written, never read as a rich style tag and dropped.
+        table.add_row(*(Text(cell) for cell in row))
     Console().print(table)
 
 
@@ -67,7 +72,7 @@ def init_cmd(ctx: click.Context, as_json: bool) -> None:
     app = state(ctx)
     path = app.db_path
     existed = path.exists() and path.stat().st_size > 0
-    with app.store() as store:
+    with app.store(create=True) as store:
         if store.path.parent.name == config.CONTEXT_DIR:
             write_gitignore(str(store.path.parent))
         data = {
@@ -86,13 +91,13 @@ def init_cmd(ctx: click.Context, as_json: bool) -> None:
 
 
 @click.command("add")
-@click.argument("context_type", metavar="TYPE", type=click.Choice(CONTEXT_TYPES))
+@click.argument("context_type", metavar="TYPE", type=Choice(CONTEXT_TYPES))
 @click.argument("content")
 @click.option("--task", "task_id", type=int, help="Link to this task id.")
 @click.option("--file", "files", multiple=True, help="Link to this file (repeatable).")
-@click.option("--relation", type=click.Choice(RELATIONS), default="related", show_default=True)
-@click.option("--scope", type=click.Choice(SCOPES), default="global", show_default=True)
-@click.option("--owner", help="Who wrote it (default: the OS user).")
+@click.option("--relation", type=Choice(RELATIONS), default="related", show_default=True)
+@click.option("--scope", type=Choice(SCOPES), default="global", show_default=True)
+@click.option("--owner", help="Who wrote it (default: git's user.name, else the OS user).")
 @click.option("--meta", help="Metadata as a JSON object.")
 @click.option("--supersedes", type=int, help="Id of the context this one replaces.")
 @click.option("--session", "session_id", help="Session id (for --scope session).")
@@ -113,7 +118,21 @@ def add_cmd(
     session_id: str | None,
     as_json: bool,
 ) -> None:
-    """Store a context of TYPE (use - as CONTENT to read stdin)."""
+    """Store a context of TYPE (use - as CONTENT to read stdin).
+
+    \b
+    TYPE is one of (tier 1 is always injected first, tier 3 last):
+      constraint  a rule that must hold ("tokens are signed on the server only")   tier 1
+      decision    a choice made, and why (see also: ctxmode decision add)          tier 1
+      convention  how things are done here ("tests live under tests/")              tier 1
+      interface   a contract other code relies on (a signature, a format)           tier 1
+      issue       a known problem and its workaround                               tier 2
+      snippet     code worth keeping; archived when its file is deleted             tier 2
+      reference   a link or pointer; expires 30 days after it was last read         tier 3
+
+    --file links it to files (or folders, or globs such as 'tests/**'): it is injected
+    when an agent edits them and marked stale when they change.
+    """
     metadata = parse_json_object(meta, "--meta")
     text = sys.stdin.read() if content == "-" else content
     with state(ctx).store() as store:
@@ -129,16 +148,28 @@ def add_cmd(
             supersedes=supersedes,
             session_id=session_id,
         )
-    emit(
-        as_json,
-        result.to_dict(),
-        lambda: click.echo(
+
+    def human() -> None:
+        click.echo(
             f"Stored #{result.id}"
             + (" (already known)" if result.deduplicated else "")
             + (f", supersedes #{result.superseded}" if result.superseded else "")
             + ("; verified through every link" if result.verified else "; VERIFY FAILED")
-        ),
-    )
+        )
+        warn_missing(result.missing_files)
+
+    emit(as_json, result.to_dict(), human)
+
+
+def warn_missing(paths: Iterable[str]) -> None:
+    """Say on stderr which linked paths have nothing on disk: a typo is caught now, and a
+    file still to be written is linked knowingly."""
+    for path in paths:
+        click.echo(
+            f"warning: {path} does not exist; linked as a planned file (if you meant an "
+            "existing file, check the path and link it with ctxmode link)",
+            err=True,
+        )
 
 
 @click.group("decision")
@@ -184,18 +215,51 @@ def decision_add(
         result = store.write_decision(
             fields, task_id=task_id, file_paths=[cli_path(f) for f in files], supersedes=supersedes
         )
-    emit(as_json, result.to_dict(), lambda: click.echo(f"Stored decision #{result.id}"))
+
+    def human() -> None:
+        click.echo(
+            f"Stored decision #{result.id}"
+            + (" (already known)" if result.deduplicated else "")
+            + (f", supersedes #{result.superseded}" if result.superseded else "")
+        )
+        warn_missing(result.missing_files)
+
+    emit(as_json, result.to_dict(), human)
 
 
 @click.command("query")
-@click.option("--task", "task_id", type=int)
-@click.option("--file", "file_path")
-@click.option("--type", "types", multiple=True, type=click.Choice(CONTEXT_TYPES))
-@click.option("--mode", type=click.Choice(MODES), default="normal", show_default=True)
-@click.option("--limit", type=int)
-@click.option("--budget", type=int, help="Token budget for the packed text.")
-@click.option("--owner")
-@click.option("--session", "session_id")
+@click.option(
+    "--task", "task_id", type=int, help="Knowledge of this task id (and, by --mode, its parents)."
+)
+@click.option(
+    "--file",
+    "file_path",
+    help="Knowledge linked to this file, its folder or a matching glob (and one hop further).",
+)
+@click.option(
+    "--type",
+    "types",
+    multiple=True,
+    type=Choice(CONTEXT_TYPES),
+    help="Only this type (repeatable).",
+)
+@click.option(
+    "--mode",
+    type=Choice(MODES),
+    default="normal",
+    show_default=True,
+    help="How far to reach. focused: the task or file itself, tier 1 and snippets, 5 "
+    "items. normal: also the parent task and one hop through shared links, 15 items. broad: "
+    "every ancestor task and the global knowledge too, 30 items.",
+)
+@click.option("--limit", type=click.IntRange(1, 1000), help="At most this many items.")
+@click.option(
+    "--budget",
+    type=click.IntRange(1, 10_000_000),
+    help="Token budget: print the packed text an agent would get instead of the table.",
+)
+@click.option("--owner", help="Only knowledge written by this owner.")
+@click.option("--session", "session_id", help="Include this session's session-scoped knowledge.")
 @click.option("--all", "include_superseded", is_flag=True, help="Include superseded contexts.")
 @json_option
 @click.pass_context
@@ -213,7 +277,9 @@ def query_cmd(
     include_superseded: bool,
     as_json: bool,
 ) -> None:
-    """Ranked contexts for a file and/or task (file narrows, task orders, tier ranks)."""
+    """Ranked knowledge for a file and/or task: the file narrows, the task orders, the tier
+    ranks (constraints and decisions first). Without --task and --file: the newest global
+    knowledge."""
     with state(ctx).store() as store:
         result = store.query_context(
             task_id=task_id,
@@ -237,19 +303,30 @@ def query_cmd(
         rows = []
         for item in result.items:
             c = item.context
-            flag = " [stale]" if c.stale else ""
             rows.append(
                 (
                     str(c.id),
                     c.type,
                     format_time(c.updated_at),
                     item.via,
-                    printable(c.content) + flag,
+                    printable(c.content) + "".join(f" [{flag}]" for flag in _flags(c)),
                 )
             )
         print_table(("id", "type", "updated", "via", "content"), rows)
 
     emit(as_json, result.to_dict(), human)
+
+
+def _flags(c: Context) -> list[str]:
+    """What makes a listed context out of date, in words."""
+    flags = []
+    if c.superseded_by:
+        flags.append(f"superseded by #{c.superseded_by}")
+    if c.archived_at:
+        flags.append("archived")
+    if c.stale:
+        flags.append(f"stale: a linked file changed; see ctxmode show {c.id}")
+    return flags
 
 
 @click.command("show")
@@ -272,7 +349,10 @@ def show_cmd(ctx: click.Context, context_id: int, as_json: bool) -> None:
         if c.superseded_by:
             click.echo(f"superseded by #{c.superseded_by}")
         if c.stale:
-            click.echo("stale: a linked file changed")
+            click.echo(
+                "stale: a linked file's content differs from when it was linked; check the "
+                f"text still holds, then run ctxmode link {c.id} --refresh (a revert clears it)"
+            )
         if len(detail.history) > 1:
             click.echo("history: " + " -> ".join(f"#{i}" for i in detail.history))
         for t in detail.tasks:
@@ -300,19 +380,67 @@ def supersede_cmd(ctx: click.Context, old_id: int, new_id: int, as_json: bool) -
 
 @click.command("link")
 @click.argument("context_id", type=int)
-@click.argument("paths", nargs=-1, required=True)
-@click.option("--relation", type=click.Choice(RELATIONS), default="related", show_default=True)
+@click.argument("paths", nargs=-1)
+@click.option("--relation", type=Choice(RELATIONS), default="related", show_default=True)
+@click.option(
+    "--refresh",
+    is_flag=True,
+    help="Accept the linked files' current content (all, or PATHS) as what the context was "
+    "written against: it is no longer stale because of them.",
+)
 @json_option
 @click.pass_context
 @handle_errors
 def link_cmd(
-    ctx: click.Context, context_id: int, paths: tuple[str, ...], relation: str, as_json: bool
+    ctx: click.Context,
+    context_id: int,
+    paths: tuple[str, ...],
+    relation: str,
+    refresh: bool,
+    as_json: bool,
 ) -> None:
-    """Link a context to files."""
+    """Link a context to files, or with --refresh re-verify its links.
+
+    A context is stale while a linked file's content differs from when it was linked; it
+    clears by itself when the file matches again (a revert). After checking that the text
+    still holds for the new content, `ctxmode link ID --refresh` says so.
+    """
+    if not paths and not refresh:
+        raise click.UsageError("give the file PATHS to link, or --refresh to re-verify the links")
+    refreshed: list[str] = []
+    missing: tuple[str, ...] = ()
     with state(ctx).store() as store:
-        store.link_files(context_id, [cli_path(p) for p in paths], relation)
-        files = [f.path for f in store.context_detail(context_id).files]
-    emit(as_json, {"id": context_id, "files": files}, lambda: click.echo("\n".join(files)))
+        if refresh:
+            refreshed = store.accept_file_content(
+                context_id, [cli_path(p) for p in paths] if paths else None
+            )
+        else:
+            missing = store.link_files(context_id, [cli_path(p) for p in paths], relation)
+        detail = store.context_detail(context_id)
+    files = [f.path for f in detail.files]
+    data = {
+        "id": context_id,
+        "files": files,
+        "refreshed": refreshed,
+        "stale": detail.context.stale,
+        "missing_files": list(missing),
+    }
+
+    def human() -> None:
+        if refresh:
+            click.echo(f"#{context_id}: accepted the current content of " + ", ".join(refreshed))
+            click.echo(f"#{context_id} is {'still stale' if detail.context.stale else 'not stale'}")
+        else:
+            click.echo("\n".join(files))
+            warn_missing(missing)
+            if detail.context.stale:
+                click.echo(
+                    f"#{context_id} is stale: a linked file changed since it was linked; "
+                    f"check the text, then run ctxmode link {context_id} --refresh",
+                    err=True,
+                )
+
+    emit(as_json, data, human)
 
 
 @click.command("rm")
@@ -335,7 +463,7 @@ def task_group() -> None:
 @task_group.command("add")
 @click.argument("name")
 @click.option("--parent", "parent_id", type=int)
-@click.option("--status", type=click.Choice(TASK_STATUSES), default="pending", show_default=True)
+@click.option("--status", type=Choice(TASK_STATUSES), default="pending", show_default=True)
 @json_option
 @click.pass_context
 @handle_errors
@@ -362,7 +490,7 @@ def task_status(ctx: click.Context, task_id: int, status: str, as_json: bool) ->
 
 
 @task_group.command("list")
-@click.option("--status", type=click.Choice(TASK_STATUSES))
+@click.option("--status", type=Choice(TASK_STATUSES))
 @json_option
 @click.pass_context
 @handle_errors
@@ -468,7 +596,7 @@ def db_path(ctx: click.Context, as_json: bool) -> None:
 @handle_errors
 def db_status(ctx: click.Context, as_json: bool) -> None:
     """Schema version, size and row counts."""
-    with state(ctx).store(create=False) as store:
+    with state(ctx).store() as store:
         counts = {
             table: store.conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
             for table in ("contexts", "tasks", "files", "events", "sessions")

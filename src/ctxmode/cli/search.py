@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import sys
 from typing import Any
 
 import click
@@ -80,6 +82,7 @@ def search_cmd(
             return
         if not result.confident:
             click.echo("No confident match; the closest items:", err=True)
+        tty = sys.stdout.isatty()
         for hit in result.hits:
             flag = hit.flags
             click.echo(
@@ -92,8 +95,8 @@ def search_cmd(
                     f"    session {str(ref['session'])[:8]} {ref['agent']} "
                     f"{format_time(ref['session_started_at'])} ({ref['origin']})"
                 )
-            click.echo(f"    {hit.snippet}")
-        shown = len(result.hits)
+            click.echo(f"    {terminal_marks(hit.snippet, bold=tty)}")
+        shown = sum(hit.matched for hit in result.hits)
         if result.total > shown:
             click.echo(f"{shown} of {result.total} matches shown.", err=True)
 
@@ -103,6 +106,17 @@ def search_cmd(
         if ref is not None:
             hit["session"] = ref
     emit(as_json, data, human)
+
+
+_MARKED = re.compile(r"\*\*(?=\S)((?:(?!\*\*).)+?)(?<=\S)\*\*")
+
+
+def terminal_marks(snippet: str, *, bold: bool) -> str:
+    """A snippet's ``**match**`` marks as the terminal's bold, or dropped when the output is
+    not a terminal: people never see literal asterisks (``--json`` keeps them for agents)."""
+    return _MARKED.sub(
+        lambda m: click.style(m.group(1), bold=True) if bold else m.group(1), snippet
+    )
 
 
 @click.command("get")

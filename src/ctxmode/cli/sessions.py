@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ctxmode.cli._common import emit, format_time, handle_errors, json_option, state
-from ctxmode.store import EVENT_CATEGORIES, SNAPSHOT_MIN_BUDGET
+from ctxmode.cli._common import emit, format_time, handle_errors, json_option, printable, state
+from ctxmode.store import EVENT_CATEGORIES, SNAPSHOT_MIN_BUDGET, Store
 
 
 @click.command("snapshot")
@@ -49,9 +49,9 @@ def events_cmd(
         if not found:
             click.echo("No events.", err=True)
         for e in found:
-            summary = " ".join(f"{k}={v}" for k, v in e.data.items())
             click.echo(
-                f"#{e.id} {format_time(e.created_at)} P{e.priority} {e.category}/{e.type} {summary}"
+                f"#{e.id} {format_time(e.created_at)} P{e.priority} "
+                + printable(Store.describe_event(e))
             )
 
     emit(as_json, {"count": len(found), "events": [e.to_dict() for e in found]}, human)
@@ -100,6 +100,16 @@ def hook_cmd(args: tuple[str, ...]) -> None:
     the payload's working directory. ``ctxmode hook ...`` as the first words skips this CLI
     entirely for speed; this command is the same runner for other spellings.
     """
+    if not args or args[0] in ("-h", "--help"):
+        click.echo(click.get_current_context().get_help())
+        click.echo(
+            "\nEVENT, in any agent's spelling: session-start, user-prompt-submit, pre-tool-use, "
+            "post-tool-use, pre-compact, post-compact, stop, session-end (SessionStart, "
+            'BeforeTool, ... also work).\nTry one by hand:\n  echo \'{"session_id": "s1", '
+            '"cwd": "."}\' | ctxmode hook session-start --agent claude-code\n'
+            "Problems are logged to .context/hooks.log (ctxmode doctor reads it)."
+        )
+        return
     from ctxmode.hooks.runner import main
 
     raise SystemExit(main(list(args)))

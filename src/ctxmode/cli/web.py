@@ -93,7 +93,7 @@ def doctor_cmd(ctx: click.Context, as_json: bool) -> None:
 @handle_errors
 def stats_cmd(ctx: click.Context, days: int, as_json: bool) -> None:
     """Measured figures: contexts, tasks, events, sessions, snapshots, sandbox savings."""
-    with state(ctx).store(create=False) as store:
+    with state(ctx).store() as store:
         st = stats.collect(store, days=days)
 
     def human() -> None:

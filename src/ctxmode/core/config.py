@@ -70,7 +70,9 @@ class Settings(NamedTuple):
 
 
 def find_root(start: str | os.PathLike[str] | None = None) -> str:
-    """The enclosing git work tree of ``start`` (default: cwd), else ``start``, resolved.
+    """The nearest folder at or above ``start`` (default: cwd) that is a git work tree or
+    already holds a store (``.context/context.db``: a project without git that ran ``init``),
+    else ``start``, resolved.
 
     ``os.path`` rather than pathlib: the hook path must not import pathlib (see ``_lean``).
     """
@@ -86,7 +88,9 @@ def find_root(start: str | os.PathLike[str] | None = None) -> str:
     here = os.path.realpath(start)
     candidate = here
     while True:
-        if os.path.exists(os.path.join(candidate, ".git")):
+        if os.path.exists(os.path.join(candidate, ".git")) or os.path.exists(
+            os.path.join(candidate, CONTEXT_DIR, DB_NAME)
+        ):
             return candidate
         parent = os.path.dirname(candidate)
         if parent == candidate:

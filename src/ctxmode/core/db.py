@@ -324,7 +324,10 @@ class Database:
         db_path = os.path.abspath(os.path.expanduser(path))
         project_root = os.path.realpath(root) if root else config.root_dir_for_db(db_path)
         if not create and not os.path.exists(db_path):
-            raise StoreUnavailable(f"no ctxmode store at {db_path}; run `ctxmode init` first")
+            raise StoreUnavailable(
+                f"no ctxmode store here (looked for {db_path}); create one with `ctxmode init` "
+                "in the project's top folder, or pass --db PATH to use an existing store"
+            )
         _prepare_file(db_path)
         recovered: str | None = None
         try:
@@ -412,9 +415,24 @@ class Database:
 
     @functools.cached_property
     def default_owner(self) -> str:
-        """The OS user, looked up once per store (a passwd lookup costs ~0.1 ms)."""
+        """Who writes when nobody is named, looked up once per store: git's ``user.name``
+        for this project (what teammates see in commits), else the OS user."""
         import getpass
+        import subprocess
 
+        try:
+            done = subprocess.run(
+                ["git", "config", "user.name"],
+                cwd=self.root_dir,
+                capture_output=True,
+                text=True,
+                timeout=5,
+                check=False,
+            )
+            if done.returncode == 0 and done.stdout.strip():
+                return done.stdout.strip()[:200]
+        except (OSError, subprocess.SubprocessError, UnicodeDecodeError):
+            pass  # no git, or the folder is gone: the OS user
         try:
             return getpass.getuser()
         except Exception:  # noqa: BLE001 - no passwd entry in some containers

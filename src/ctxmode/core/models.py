@@ -189,6 +189,8 @@ class WriteResult:
     checks: tuple[LinkCheck, ...]
     deduplicated: bool = False
     superseded: int | None = None
+    #: Linked paths with nothing on disk (a typo, or a file still to be written).
+    missing_files: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -196,6 +198,7 @@ class WriteResult:
             "verified": self.verified,
             "deduplicated": self.deduplicated,
             "superseded": self.superseded,
+            "missing_files": list(self.missing_files),
             "checks": [{"kind": c.kind, "target": c.target, "found": c.found} for c in self.checks],
         }
 

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 
 from ctxmode.core.errors import NotACtxmodeDatabase, SchemaTooNew
-from ctxmode.core.schema_history import m011_history_import
+from ctxmode.core.schema_later import m011_history_import, m012_link_baselines
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -582,6 +582,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m009_rechunk_prose,
     m010_team_shares,
     m011_history_import,
+    m012_link_baselines,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

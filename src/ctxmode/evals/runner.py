@@ -238,8 +238,10 @@ def _one(
         if result.agent.timed_out:
             result.error = f"the agent did not finish within {task.timeout_s} s"
         elif result.agent.turns is None:
-            tail = raw.with_suffix(".stderr.txt").read_text(errors="replace")[-500:]
-            result.error = f"the agent exited {result.agent.exit_code} without a result: {tail}"
+            tail = raw.with_suffix(".stderr.txt").read_text(errors="replace")[-500:].strip()
+            result.error = f"the agent exited {result.agent.exit_code} without a result: " + (
+                tail or "it wrote no stream-json result (is --agent-bin Claude Code?)"
+            )
         rc, output = _shell(task.check, copy, env, task.timeout_s)
         result.check_exit = rc
         result.passed = rc == 0

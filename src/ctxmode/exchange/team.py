@@ -172,6 +172,15 @@ def _task_for(store: Database, path: Sequence[str]) -> int:
     return parent
 
 
+def _link_entries(store: Database, context_id: int, entries: Sequence[str]) -> None:
+    """Link a context to a shared file's ``files`` entries, each with its own relation."""
+    by_relation: dict[str, list[str]] = {}
+    for path, relation in map(tf.split_entry, entries):
+        by_relation.setdefault(relation, []).append(path)
+    for relation, paths in sorted(by_relation.items()):
+        knowledge.link_files(store, context_id, paths, relation)
+
+
 def _import(store: Database, item: SharedFile, row: ti.Row | None, now: int) -> int:
     """Create or update the local context of a file; return its id."""
     conn = store.conn
@@ -183,12 +192,12 @@ def _import(store: Database, item: SharedFile, row: ti.Row | None, now: int) -> 
             item.type,
             item.content,
             task_id=task_id,
-            file_paths=item.files,
             scope=item.scope,
             owner=item.owner,
             now=now,
         )
         context_id = result.id
+        _link_entries(store, context_id, item.files)
         taken = conn.execute(
             "SELECT stable_id FROM shared_items WHERE context_id = ? AND stable_id != ?",
             (context_id, item.stable_id),
@@ -201,8 +210,7 @@ def _import(store: Database, item: SharedFile, row: ti.Row | None, now: int) -> 
     else:
         knowledge.update_context(store, context_id, content=item.content, type=item.type, now=now)
         conn.execute("DELETE FROM context_file_map WHERE context_id = ?", (context_id,))
-        if item.files:
-            knowledge.link_files(store, context_id, item.files, "related")
+        _link_entries(store, context_id, item.files)
         if row is not None and (row.with_task or item.scope == "task"):
             conn.execute("DELETE FROM context_task_map WHERE context_id = ?", (context_id,))
         if task_id is not None:
@@ -456,7 +464,7 @@ def _refusal(store: Database, context_id: int) -> str:
         [
             ("content", ctx.content),
             ("owner", ctx.owner),
-            *(("file path", f) for f in item.files),
+            *(("file path", tf.split_entry(f)[0]) for f in item.files),
             *(("task name", t) for t in item.task),
         ]
     )

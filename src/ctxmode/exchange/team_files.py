@@ -9,13 +9,14 @@ A file is a small front matter between ``---`` lines, then the content as the bo
     owner: alice
     created: 2026-03-01T12:00:00Z
     updated: 2026-03-02T09:30:00Z
-    files: ["src/billing.py"]
+    files: ["src/billing.py (defines)", "src/invoice.py"]
     task: ["Release 2", "Billing"]
     supersedes: 01JQ3Z2B4C6D8E0F1G2H3J4K5M
     ---
     Billing amounts are integer cents.
 
-Only ``type`` is required of a hand-written file: ``id`` defaults to the file name without
+A ``files`` entry names its link's relation in brackets unless it is ``related``. Only
+``type`` is required of a hand-written file: ``id`` defaults to the file name without
 ``.md``, ``scope`` to ``global``, ``owner`` to ``team``. Lists are JSON arrays, YAML flow lists
 (``[a, b]``) or YAML block lists (``- a`` lines). Parsing is strict (an unknown key is an error,
 named with the line) so that a typo never silently drops a field. Pure functions, no I/O.
@@ -50,6 +51,21 @@ KEYS = ("id", "type", "scope", "owner", "created", "updated", "files", "task", "
 _LIST_KEYS = frozenset({"files", "task"})
 #: Owner of a hand-written file that names none.
 DEFAULT_OWNER = "team"
+#: A ``files`` entry other than a plain ``related`` link carries its relation after the path:
+#: ``"src/billing.py (defines)"``.
+_RELATION = re.compile(r"^(.*\S) \((defines|uses|modifies)\)$")
+
+
+def file_entry(path: str, relation: str) -> str:
+    """The ``files`` entry of a link: the path, with its relation unless it is ``related``."""
+    return path if relation == "related" else f"{path} ({relation})"
+
+
+def split_entry(entry: str) -> tuple[str, str]:
+    """(path, relation) of a ``files`` entry."""
+    m = _RELATION.match(entry)
+    return (m.group(1), m.group(2)) if m else (entry, "related")
+
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 _PLAIN = re.compile(r"^[A-Za-z0-9_@+][A-Za-z0-9 ._@+/:-]*$")

@@ -259,10 +259,10 @@ def db_item(store: Database, stable_id: str, context_id: int, with_task: bool) -
         (context_id,),
     ).fetchone()
     files = tuple(
-        p[0]
+        tf.file_entry(p[0], p[1])
         for p in conn.execute(
-            "SELECT f.path FROM context_file_map m JOIN files f ON f.id = m.file_id "
-            "WHERE m.context_id = ? ORDER BY f.path",
+            "SELECT f.path, m.relation_type FROM context_file_map m JOIN files f "
+            "ON f.id = m.file_id WHERE m.context_id = ? ORDER BY f.path, m.relation_type",
             (context_id,),
         )
     )
@@ -289,7 +289,14 @@ def db_item(store: Database, stable_id: str, context_id: int, with_task: bool) -
 def normalized(store: Database, item: SharedFile) -> SharedFile:
     """A parsed file as the store would hold it: redacted, its paths project-relative."""
     clean = item.redacted()
-    files = tuple(sorted({knowledge.normalize_path(store, f) for f in clean.files}))
+    files = tuple(
+        sorted(
+            {
+                tf.file_entry(knowledge.normalize_path(store, path), relation)
+                for path, relation in map(tf.split_entry, clean.files)
+            }
+        )
+    )
     return SharedFile(**{**clean.__dict__, "files": files})
 
 

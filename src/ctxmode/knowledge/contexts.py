@@ -268,6 +268,16 @@ def write_context(
         checks=checks,
         deduplicated=deduplicated,
         superseded=supersedes if supersedes != new_id else None,
+        missing_files=missing_files(store, paths),
+    )
+
+
+def missing_files(store: Database, rels: Sequence[str]) -> tuple[str, ...]:
+    """The project-relative paths (glob patterns aside) with nothing on disk."""
+    return tuple(
+        rel
+        for rel in rels
+        if not any(ch in rel for ch in "*?[") and not absolute_path(store, rel).exists()
     )
 
 
@@ -434,7 +444,7 @@ def update_context(
     with store.transaction() as conn:
         conn.execute(
             "UPDATE contexts SET type = ?, tier = ?, content = ?, metadata = ?, content_hash = ?, "
-            "updated_at = ?, stale = 0 WHERE id = ?",
+            "updated_at = ? WHERE id = ?",
             (
                 new_type,
                 tier_of(new_type),
@@ -542,14 +552,18 @@ def _link_file(
     conn: sqlite3.Connection, store: Database, context_id: int, rel: str, relation: str, now: int
 ) -> None:
     file_id = _file_id(conn, store, rel, now)
+    # The link keeps the content it was made against (``lifecycle.refresh_files``).
     conn.execute(
-        "INSERT OR IGNORE INTO context_file_map(context_id, file_id, relation_type) "
-        "VALUES (?, ?, ?)",
-        (context_id, file_id, relation),
+        "INSERT OR IGNORE INTO context_file_map(context_id, file_id, relation_type, linked_hash) "
+        "VALUES (?, ?, ?, ?)",
+        (context_id, file_id, relation, file_hash(absolute_path(store, rel))),
     )
 
 
-def link_files(store: Database, context_id: int, paths: Sequence[str], relation: str) -> None:
+def link_files(
+    store: Database, context_id: int, paths: Sequence[str], relation: str
+) -> tuple[str, ...]:
+    """Link a context to files; returns the linked paths with nothing on disk (planned)."""
     check_relation(relation)
     if isinstance(paths, str):
         paths = (paths,)
@@ -561,6 +575,7 @@ def link_files(store: Database, context_id: int, paths: Sequence[str], relation:
         _require_context(conn, context_id)
         for rel in rels:
             _link_file(conn, store, context_id, rel, relation, ts)
+    return missing_files(store, rels)
 
 
 def link_task(store: Database, context_id: int, task_id: int, relevance: float = 1.0) -> None:

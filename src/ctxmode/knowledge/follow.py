@@ -113,12 +113,21 @@ def record(
         )
 
 
-def _changed(db: Database, rel: str) -> bool:
-    """True when ``rel``'s bytes differ from the hash stored for it (deleted included)."""
+def _changed(db: Database, rel: str, context_id: int) -> bool:
+    """True when ``rel``'s bytes differ from the content the context was linked against
+    (deleted included)."""
     from ctxmode.core._lean import sha256_hex
 
-    row = db.conn.execute("SELECT hash FROM files WHERE path = ?", (rel,)).fetchone()
-    if row is None or row[0] is None:
+    baselines = {
+        r[0]
+        for r in db.conn.execute(
+            "SELECT m.linked_hash FROM context_file_map m JOIN files f ON f.id = m.file_id "
+            "WHERE f.path = ? AND m.context_id = ?",
+            (rel, context_id),
+        )
+        if r[0] is not None
+    }
+    if not baselines:
         return False  # a folder or glob link, or a file missing when it was linked
     full = os.path.join(db.root_dir, rel)
     try:
@@ -128,7 +137,7 @@ def _changed(db: Database, rel: str) -> bool:
             current = "sha256:" + sha256_hex(handle.read())
     except OSError:
         return True
-    return bool(current != row[0])
+    return any(current != baseline for baseline in baselines)
 
 
 def _in_snapshot(db: Database, session_id: str) -> str:
@@ -217,7 +226,6 @@ def lookup(
         )
     }
     snapshot = _in_snapshot(db, session_id)
-    changed: dict[str, bool] = {}
     items: list[tuple[str, int, str, str, str, bool]] = []
     for rel, cid, via in found:
         if cid not in rows:
@@ -227,9 +235,7 @@ def lookup(
         if snapshot and _escape(text[:80]) in snapshot:
             continue
         if not stale and via == "file":
-            if rel not in changed:
-                changed[rel] = _changed(db, rel)
-            stale = changed[rel]
+            stale = _changed(db, rel, cid)
         items.append((rel, cid, via, ctx_type, text, stale))
     return _fit(db, session_id, items, cap_bytes, wrap, now)
 

@@ -58,9 +58,11 @@ def render_item(item: RankedItem) -> str:
 
 
 def _digest_lines(
-    items: Sequence[RankedItem], room: int
+    items: Sequence[RankedItem], room: int, after: bool = False
 ) -> tuple[list[str], list[int], list[int], int]:
-    """One line per type within ``room`` tokens.
+    """One line per type within ``room`` tokens, saying what it folds: ``[3 more decisions,
+    first words] #9 Use pytest…; #2 … (left out: #3)``, or ``[2 constraints left out: #1
+    #5]`` when not even first words fit. ``after``: full items were printed before ("more").
 
     Returns (lines, ids shown with a sentence, ids only counted, types left without a line).
     """
@@ -73,26 +75,30 @@ def _digest_lines(
     used = 0
     missing = 0
     for ctype, members in groups.items():
-        head = f"[{ctype} digest: {len(members)} more]"
+        what = f"{len(members)} {'more ' if after else ''}{ctype}{'' if len(members) == 1 else 's'}"
         parts: list[str] = []
         line_ids: list[int] = []
-        line = head
         for item in members:
-            candidate = f"{line}{' ' if not parts else '; '}#{item.context.id} "
-            candidate += first_sentence(item.context.content)
+            part = f"#{item.context.id} {first_sentence(item.context.content)}"
             tail = len(members) - len(parts) - 1
-            probe = candidate + (f" (+{tail} more)" if tail else "")
+            probe = f"[{what}, first words] " + "; ".join([*parts, part])
+            probe += f" (and {tail} left out)" if tail else ""
             if used + estimate_tokens(probe) + 1 > room:
                 break
-            parts.append(candidate)
-            line = candidate
+            parts.append(part)
             line_ids.append(item.context.id)
         rest = [i.context.id for i in members if i.context.id not in line_ids]
-        if rest:
-            suffix = " (+" + str(len(rest)) + " more: " + " ".join(f"#{i}" for i in rest) + ")"
-            if used + estimate_tokens(line + suffix) + 1 > room:
-                suffix = f" (+{len(rest)} more)"
-            line += suffix
+        ids = " ".join(f"#{i}" for i in rest)
+        if parts:
+            line = f"[{what}, first words] " + "; ".join(parts)
+            if rest:
+                full = f"{line} (left out: {ids})"
+                fits = used + estimate_tokens(full) + 1 <= room
+                line = full if fits else f"{line} (and {len(rest)} left out)"
+        else:
+            line = f"[{what} left out: {ids}]"
+            if used + estimate_tokens(line) + 1 > room:
+                line = f"[{what} left out]"
         cost = estimate_tokens(line) + 1
         if used + cost > room:
             omitted.extend(i.context.id for i in members)
@@ -128,7 +134,9 @@ def pack(items: Sequence[RankedItem], budget_tokens: int | None) -> Pack:
         count += 1
     while True:
         leftovers = items[count:]
-        lines, digested, omitted, missing = _digest_lines(leftovers, budget_tokens - used)
+        lines, digested, omitted, missing = _digest_lines(
+            leftovers, budget_tokens - used, after=count > 0
+        )
         if not missing or count == 0:
             break
         count -= 1

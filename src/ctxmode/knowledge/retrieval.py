@@ -83,13 +83,24 @@ def _check_positive(name: str, value: int | None, maximum: int) -> int | None:
     return value
 
 
-def _mark_stale_if_changed(store: Database, rel: str) -> None:
-    """Re-hash the queried file: a changed or deleted file marks its contexts stale."""
+def _refresh_stale(store: Database, ids: Sequence[int], rel: str | None) -> None:
+    """Re-hash the files linked to the chosen contexts (and the queried file), so that their
+    stale marks say what the disk holds now: set by a change, cleared by a revert."""
     from ctxmode.knowledge.lifecycle import refresh_files
 
-    # A read-only store still answers queries, just without the stale mark.
+    paths = {rel} if rel is not None else set()
+    if ids:
+        paths.update(
+            str(r[0])
+            for r in store.conn.execute(
+                "SELECT DISTINCT f.path FROM context_file_map m JOIN files f "
+                f"ON f.id = m.file_id WHERE m.context_id IN ({ranking.placeholders(ids)})",
+                tuple(ids),
+            )
+        )
+    # A read-only store still answers queries, with the marks it last recorded.
     with contextlib.suppress(StoreError):
-        refresh_files(store, paths=[rel])
+        refresh_files(store, paths=sorted(paths))
 
 
 def query_context(
@@ -119,8 +130,6 @@ def query_context(
     rel = normalize_path(store, file_path) if file_path else None
     if task_id is not None:
         _require_task(conn, task_id)
-    if rel is not None:
-        _mark_stale_if_changed(store, rel)
 
     chain_depth: dict[int, int] = {}
     full_chain: tuple[int, ...] = ()
@@ -134,6 +143,7 @@ def query_context(
     winners = ranking.select(
         conn, rel=rel, task_id=task_id, chain_depth=chain_depth, vis=vis, mode=mode, limit=lim
     )
+    _refresh_stale(store, [cid for cid, _ in winners], rel)
     contexts = _load(conn, [cid for cid, _ in winners])
     selected = tuple(
         RankedItem(contexts[cid], c.distance, c.relevance, c.via)

@@ -53,6 +53,7 @@ from ctxmode.search.lists import fuse as _fuse
 from ctxmode.search.results import Hit as Hit
 from ctxmode.search.results import Item as Item
 from ctxmode.search.results import SearchResult as SearchResult
+from ctxmode.search.tasks import task_hits, task_item
 
 if TYPE_CHECKING:
     import sqlite3
@@ -71,8 +72,8 @@ HIT_OVERHEAD = 90
 MAX_ALSO = 5
 
 _PREFIX = {"context": "ctx", "event": "evt", "chunk": "doc"}
-_KIND = {v: k for k, v in _PREFIX.items()}
-_ID = re.compile(r"^\s*(ctx|evt|doc):(\d{1,18})\s*$")
+_KIND = {**{v: k for k, v in _PREFIX.items()}, "task": "task"}
+_ID = re.compile(r"^\s*(ctx|evt|doc|task):(\d{1,18})\s*$")
 _SPACE = re.compile(r"\s+")
 
 
@@ -149,9 +150,16 @@ def search(
                 corrected = better.text
     cache.settle(conn)
     hits, truncated = _render_hits(cache, parsed, ranked, rows, limit, budget_chars)
-    # Neighbour chunks join the ranking after fusion: count them among the matches too.
-    total = len(fused.keys() | {c.row_id for c in ranked})
+    # Neighbour chunks join the ranking after fusion; only those holding a query word count.
+    total = len(fused.keys() | {c.row_id for c in ranked if c.coverage > 0})
     confident = _is_confident(ranked)
+    if all(f is None for f in (source, type, session_id, task_id, file_path, since, until)):
+        tasks = task_hits(store, sq.parse(text))
+        if tasks:
+            truncated = truncated or len(tasks) + len(hits) > limit
+            hits = (tasks + hits)[:limit]
+            total += len(tasks)
+            confident = True
     return SearchResult(
         query=text,
         corrected_query=corrected,
@@ -185,13 +193,21 @@ def get_items(store: Database, ids: Sequence[str], budget_chars: int = 20000) ->
         m = _ID.match(str(raw))
         if not m:
             raise InvalidInput(
-                f"not an item id: {sr.clip(str(raw), 40)!r}; ids look like ctx:12, evt:34 or "
-                "doc:56 (as printed by search)"
+                f"not an item id: {sr.clip(str(raw), 40)!r}; ids look like ctx:12, evt:34, "
+                "doc:56 or task:7 (as printed by search)"
             )
         keys.setdefault(f"{m.group(1)}:{int(m.group(2))}", (_KIND[m.group(1)], int(m.group(2))))
     rows: dict[str, sqlite3.Row | tuple[Any, ...]] = {}
     missing = []
+    tasks: dict[str, Item] = {}
     for key, (kind, ref) in keys.items():
+        if kind == "task":
+            task = task_item(store, ref)
+            if task is None:
+                missing.append(key)
+            else:
+                tasks[key] = task
+            continue
         row = store.conn.execute(
             sr.ROW_SQL + " WHERE s.item_kind = ? AND s.ref_id = ?", (kind, ref)
         ).fetchone()
@@ -208,6 +224,10 @@ def get_items(store: Database, ids: Sequence[str], budget_chars: int = 20000) ->
     items: list[Item] = []
     remaining = budget_chars
     for index, key in enumerate(keys):
+        if key in tasks:
+            items.append(tasks[key])
+            remaining -= len(tasks[key].text) + HIT_OVERHEAD
+            continue
         _rid, kind, _ref_id, title, body, source, typ, created, superseded, *rest = rows[key]
         if items and remaining < HIT_OVERHEAD + len(str(title)):
             left = len(keys) - index
@@ -627,6 +647,7 @@ def _render_hits(
                 score=cand.score,
                 superseded=superseded is not None,
                 shared_by=rest[1] if len(rest) > 1 else None,
+                matched=cand.coverage > 0,
             )
         )
     return hits, False

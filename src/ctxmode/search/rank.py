@@ -542,11 +542,13 @@ def snippet_for(parsed: sq.ParsedQuery, text: str, width: int = SNIPPET_CHARS) -
     lo = max(0, best_start - width // 4)
     hi = min(len(flat), lo + width)
     lo = max(0, min(lo, hi - width))
-    # Bold already in the text is left alone: more asterisks would only garble it.
+    # Bold already in the text is left alone: a match inside it gets no marks of its own,
+    # which would cut the bold run into fragments ("**「**依赖注入**」**").
+    bold = [(m.start(), m.end()) for m in _BOLD.finditer(flat)]
     shown = [
         (s, e)
         for s, e in spans
-        if s >= lo and e <= hi and not (flat.endswith("**", 0, s) and flat.startswith("**", e))
+        if s >= lo and e <= hi and not any(bs <= s and e <= be for bs, be in bold)
     ]
     # The best cluster is marked first, then the matches just before it.
     after = [span for span in shown if span[0] >= best_start]
@@ -565,6 +567,9 @@ def snippet_for(parsed: sq.ParsedQuery, text: str, width: int = SNIPPET_CHARS) -
     out.append("…" if hi < len(flat) else "")
     return "".join(out)
 
+
+#: A run the text itself marks bold (Markdown ``**...**``).
+_BOLD = re.compile(r"\*\*(?=\S)(?:(?!\*\*).)+?(?<=\S)\*\*")
 
 #: One Latin word character (``query.LATIN_WORD_CHAR``), to find where a token starts.
 _WORD_CHAR = re.compile(sq.LATIN_WORD_CHAR)

@@ -34,22 +34,32 @@ class Hit:
     also: tuple[str, ...] = ()
     #: The owner of a context shared with the team (``ctxmode share``), else None.
     shared_by: str | None = None
+    #: False for a neighbour of a match (the section after a question, the rest of a split
+    #: section) that holds none of the query's words itself: shown as context, not a match.
+    matched: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "score": round(self.score, 4), "also": list(self.also)}
 
     @property
     def flags(self) -> str:
-        """What a listing adds after the title: superseded, whose, where else it occurs."""
+        """What a listing adds after the title: superseded, whose, where else it occurs, and
+        that it is only next to a match."""
         flag = _flags(self.superseded, self.shared_by)
-        return flag + (f" (also in {', '.join(self.also)})" if self.also else "")
+        flag += f" (also in {', '.join(self.also)})" if self.also else ""
+        return flag + ("" if self.matched else f" ({NEIGHBOUR_NOTE})")
+
+
+#: How a listing labels a hit that holds no query word (``Hit.matched`` False).
+NEIGHBOUR_NOTE = "next to a match; holds none of the query's words"
 
 
 @dataclass(frozen=True)
 class SearchResult:
     """Hits for one query. ``corrected_query`` is set when the query was spelled differently.
 
-    ``total`` counts every item that matched (before ``limit``); ``truncated`` says hits were
+    ``total`` counts every item that holds a query word (before ``limit``; neighbours shown
+    for context, ``Hit.matched`` False, are not counted); ``truncated`` says hits were
     left out to stay within the budget or the limit; ``confident`` is False when even the best
     hit covers less than half of what the query asks for (treat it as "no good match").
     """

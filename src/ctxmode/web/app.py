@@ -65,6 +65,7 @@ DONE_MESSAGES = {
     "shared": "Context shared: commit its file under .context/shared to share it.",
     "unshared": "Context no longer shared: commit the deleted file.",
     "status": "Task status changed.",
+    "refreshed": "The linked files' current content is accepted: not stale.",
     "task": "Task created.",
     "accepted": "Candidate stored as a context.",
     "rejected": "Candidate rejected: it is not proposed again.",
@@ -96,6 +97,17 @@ class SnapshotView:
 
 
 # -- the application -------------------------------------------------------------------------
+
+
+#: The fields of the new-context form, shown again as typed after an error.
+_FORM_FIELDS = ("type", "content", "scope", "session", "task", "files", "relation", "owner",
+                "metadata")  # fmt: skip
+
+
+def _metadata_json(metadata: dict[str, Any]) -> str:
+    """Metadata for people to read and edit: ctxmode's own ``shared_id`` left out."""
+    shown = {k: v for k, v in metadata.items() if k != "shared_id"}
+    return json.dumps(shown, indent=2, ensure_ascii=False) if shown else ""
 
 
 class Viewer:
@@ -202,20 +214,35 @@ class Viewer:
 
         return self.render(request, "contexts.html", await self.run(work))
 
-    async def context_new(self, request: Request) -> Response:
-        def work(store: Store) -> dict[str, Any]:
-            return {
-                "tasks": store.list_tasks(),
-                "types": CONTEXT_TYPES,
-                "scopes": SCOPES,
-                "relations": RELATIONS,
-                "default_owner": store.default_owner,
-            }
+    @staticmethod
+    def _new_form_data(store: Store) -> dict[str, Any]:
+        return {
+            "tasks": store.list_tasks(),
+            "types": CONTEXT_TYPES,
+            "scopes": SCOPES,
+            "relations": RELATIONS,
+            "default_owner": store.default_owner,
+            "values": {},
+            "error": "",
+        }
 
-        return self.render(request, "context_new.html", await self.run(work))
+    async def context_new(self, request: Request) -> Response:
+        return self.render(request, "context_new.html", await self.run(self._new_form_data))
 
     async def context_create(self, request: Request) -> Response:
         form = await self.form(request)
+        try:
+            return await self._create(form)
+        except CtxmodeError as exc:
+            # The form again, as typed, with what to fix: nothing typed is lost.
+            values = {k: forms.text(form, k) for k in _FORM_FIELDS}
+            data = await self.run(lambda store: self._new_form_data(store))
+            status = 404 if isinstance(exc, NotFound) else 400
+            return self.render(
+                request, "context_new.html", {**data, "values": values, "error": str(exc)}, status
+            )
+
+    async def _create(self, form: FormData) -> Response:
         task_id = forms.opt_int(forms.text(form, "task"), "task")
         metadata = forms.metadata(forms.text(form, "metadata"))
 
@@ -238,45 +265,65 @@ class Viewer:
 
     async def context_detail(self, request: Request) -> Response:
         context_id = int(request.path_params["id"])
+        data = await self.run(lambda store: self._detail_data(store, context_id))
+        return self.render(request, "context_detail.html", {**data, "values": {}, "error": ""})
 
-        def work(store: Store) -> dict[str, Any]:
-            detail = store.context_detail(context_id)
-            history: list[Context] = []
-            for cid in detail.history:
-                try:
-                    history.append(store.get_context(cid))
-                except NotFound:
-                    continue
-            tasks = {t.id: t for t in store.list_tasks()}
-            return {
-                "d": detail,
-                "c": detail.context,
-                "shared_file": store.shared_file(context_id),
-                "history": history,
-                "task_names": {tid: t.name for tid, t in tasks.items()},
-                "tasks": list(tasks.values()),
-                "types": CONTEXT_TYPES,
-                "metadata_json": json.dumps(detail.context.metadata, indent=2, ensure_ascii=False)
-                if detail.context.metadata
-                else "",
-            }
+    @staticmethod
+    def _detail_data(store: Store, context_id: int) -> dict[str, Any]:
+        detail = store.context_detail(context_id)
+        history: list[Context] = []
+        for cid in detail.history:
+            try:
+                history.append(store.get_context(cid))
+            except NotFound:
+                continue
+        tasks = {t.id: t for t in store.list_tasks()}
+        return {
+            "d": detail,
+            "c": detail.context,
+            "shared_file": store.shared_file(context_id),
+            "history": history,
+            "task_names": {tid: t.name for tid, t in tasks.items()},
+            "tasks": list(tasks.values()),
+            "types": CONTEXT_TYPES,
+            "metadata_json": _metadata_json(detail.context.metadata),
+        }
 
-        return self.render(request, "context_detail.html", await self.run(work))
+    async def context_refresh(self, request: Request) -> Response:
+        """Accept the linked files as they are now: the text still holds (not stale)."""
+        context_id = int(request.path_params["id"])
+        await self.form(request)
+        await self.run(lambda store: store.accept_file_content(context_id))
+        return RedirectResponse(f"/contexts/{context_id}?done=refreshed", status_code=303)
 
     async def context_edit(self, request: Request) -> Response:
         context_id = int(request.path_params["id"])
         form = await self.form(request)
-        metadata = forms.metadata(forms.text(form, "metadata"))
 
         def work(store: Store) -> None:
+            metadata = forms.metadata(forms.text(form, "metadata")) or {}
+            # The sharing id is ctxmode's own bookkeeping: not shown, so kept as it was.
+            shared_id = store.get_context(context_id).metadata.get("shared_id")
+            if shared_id is not None:
+                metadata["shared_id"] = shared_id
             store.update_context(
                 context_id,
                 content=forms.text(form, "content"),
                 type=forms.text(form, "type") or None,
-                metadata=metadata if metadata is not None else {},
+                metadata=metadata,
             )
 
-        await self.run(work)
+        try:
+            await self.run(work)
+        except NotFound:
+            raise
+        except CtxmodeError as exc:
+            # The page again with the edit form as typed and what to fix beside it.
+            values = {k: forms.text(form, k) for k in ("type", "content", "metadata")}
+            data = await self.run(lambda store: self._detail_data(store, context_id))
+            return self.render(
+                request, "context_detail.html", {**data, "values": values, "error": str(exc)}, 400
+            )
         return RedirectResponse(f"/contexts/{context_id}?done=updated", status_code=303)
 
     async def context_supersede(self, request: Request) -> Response:
@@ -439,6 +486,16 @@ class Viewer:
 
         return self.render(request, "search.html", await self.run(work))
 
+    async def item(self, request: Request) -> Response:
+        """The full text of one search hit (``doc:12``, ``evt:3``, ``task:4``)."""
+        key = str(request.path_params["key"])
+
+        def work(store: Store) -> dict[str, Any]:
+            (found,) = store.get_items([key], budget_chars=200_000)
+            return {"item": found, "query": request.query_params.get("q", "")}
+
+        return self.render(request, "item.html", await self.run(work))
+
     # errors
 
     async def on_ctxmode_error(self, request: Request, exc: Exception) -> Response:
@@ -513,6 +570,7 @@ def create_app(
         Route("/contexts/new", v.context_new),
         Route("/contexts/{id:int}", v.context_detail),
         Route("/contexts/{id:int}/edit", v.context_edit, methods=["POST"]),
+        Route("/contexts/{id:int}/refresh", v.context_refresh, methods=["POST"]),
         Route("/contexts/{id:int}/supersede", v.context_supersede, methods=["POST"]),
         Route("/contexts/{id:int}/share", v.context_share, methods=["POST"]),
         Route("/contexts/{id:int}/unshare", v.context_unshare, methods=["POST"]),
@@ -526,6 +584,7 @@ def create_app(
         Route("/inbox", v.inbox),
         Route("/inbox/{id:int}/accept", v.inbox_accept, methods=["POST"]),
         Route("/inbox/{id:int}/reject", v.inbox_reject, methods=["POST"]),
+        Route("/items/{key}", v.item),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]
     return Starlette(

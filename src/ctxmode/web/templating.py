@@ -59,6 +59,36 @@ def highlight(snippet: str) -> Markup:
     return Markup("".join(out))
 
 
+def _event_sentence(event: Any) -> str:
+    from ctxmode.store import Store
+
+    return Store.describe_event(event, limit=300)
+
+
+def snapshot_card(text: str) -> list[tuple[str, list[str]]]:
+    """A resume snapshot as (section, lines) for a readable card: each element of
+    ``<session_knowledge>`` is a section, each child a line (its text, then its attributes).
+    Empty when the text does not parse: the page then shows the raw XML alone."""
+    import xml.etree.ElementTree as ET
+
+    start, end = text.find("<session_knowledge"), text.rfind("</session_knowledge>")
+    if start < 0 or end < 0:
+        return []
+    try:
+        root = ET.fromstring(text[start : end + len("</session_knowledge>")])
+    except ET.ParseError:
+        return []
+    card: list[tuple[str, list[str]]] = []
+    for section in root:
+        lines = []
+        for item in section if len(section) else [section]:
+            attrs = ", ".join(f"{k} {v}" for k, v in item.attrib.items())
+            body = (item.text or "").strip()
+            lines.append(" · ".join(p for p in (body, attrs) if p) or item.tag)
+        card.append((section.tag.replace("_", " "), lines))
+    return card
+
+
 def make_env() -> jinja2.Environment:
     """The template environment: autoescape everything, fail on undefined names."""
     env = jinja2.Environment(
@@ -73,4 +103,6 @@ def make_env() -> jinja2.Environment:
     env.filters["first_line"] = _first_line
     env.filters["highlight"] = highlight
     env.filters["compact_json"] = _compact_json
+    env.filters["sentence"] = _event_sentence
+    env.filters["snapshot_card"] = snapshot_card
     return env

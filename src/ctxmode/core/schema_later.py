@@ -1,6 +1,5 @@
-"""Migration of the history import and the knowledge inbox (``ctxmode.history``), kept out of
-``schema.py`` so that module stays under the size limit; ``schema.MIGRATIONS`` lists it in
-its place."""
+"""The migrations from m011 on, kept out of ``schema.py`` so that module stays under the size
+limit; ``schema.MIGRATIONS`` lists them in their places. Append new ones here."""
 
 from __future__ import annotations
 
@@ -32,5 +31,19 @@ def m011_history_import(conn: sqlite3.Connection) -> None:
             created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL
         );
         CREATE INDEX idx_candidates_rank ON candidates(status, score DESC);
+        """
+    )
+
+
+def m012_link_baselines(conn: sqlite3.Connection) -> None:
+    """``linked_hash``: a file's hash when the link was made; the context is stale while the
+    file differs (``lifecycle.refresh_files``). NULL: the file was missing then (planned).
+    Links of contexts already stale get ``''`` (unknown baseline): stale until refreshed."""
+    conn.executescript(
+        """
+        ALTER TABLE context_file_map ADD COLUMN linked_hash TEXT;
+        UPDATE context_file_map SET linked_hash = CASE
+            WHEN (SELECT stale FROM contexts WHERE id = context_id) != 0 THEN ''
+            ELSE (SELECT hash FROM files WHERE id = file_id) END;
         """
     )
