@@ -168,6 +168,7 @@ def test_hook_runner_in_process_survives_anything(fuzz_project: Path, data: st.D
     assert "Traceback" not in err
 
 
+@pytest.mark.slow  # reads what the (slow) in-process fuzzer above wrote
 def test_store_is_consistent_after_the_in_process_fuzz(fuzz_project: Path) -> None:
     _check_store(fuzz_project)
     # The fuzzer must get past parsing often enough to exercise recording.

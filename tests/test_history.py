@@ -19,12 +19,16 @@ import pytest
 from click.testing import CliRunner
 
 from _history import CLAUDE_SID, DECISION, FIXTURES, _git_project, ctx, events, lay_out
+from ctxmode import Store
 from ctxmode.cli import cli
 
 
 @pytest.fixture
 def proj(tmp_path: Path) -> Path:
-    return _git_project(tmp_path / "proj")
+    """A git project where ``ctxmode init`` ran (only init creates a store)."""
+    root = _git_project(tmp_path / "proj")
+    Store.open(root / ".context" / "context.db").close()
+    return root
 
 
 @pytest.fixture
@@ -103,6 +107,7 @@ def test_a_session_still_being_written_is_continued_not_duplicated(proj: Path, h
     assert len(after) > len(before)
     fresh = proj.parent / "fresh"
     _git_project(fresh)
+    Store.open(fresh / ".context" / "context.db").close()
     lay_out("claude-code", home, fresh)
     ctx(fresh, "history", "import")
     whole = events(fresh, CLAUDE_SID)

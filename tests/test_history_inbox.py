@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from _history import CLAUDE_SID, FIXTURES, HOME, PROJ, _git_project, ctx
+from ctxmode import Store
 from ctxmode.history.inbox import statements
 
 INBOX_SID = "41f0df5a-5515-437b-be8e-4c5a2f88496b"
@@ -35,7 +36,10 @@ TRUTH = {
 
 @pytest.fixture
 def proj(tmp_path: Path) -> Path:
-    return _git_project(tmp_path / "proj")
+    """A git project where ``ctxmode init`` ran (only init creates a store)."""
+    root = _git_project(tmp_path / "proj")
+    Store.open(root / ".context" / "context.db").close()
+    return root
 
 
 @pytest.fixture

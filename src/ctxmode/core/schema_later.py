@@ -37,7 +37,7 @@ def m011_history_import(conn: sqlite3.Connection) -> None:
 
 def m012_link_baselines(conn: sqlite3.Connection) -> None:
     """``linked_hash``: a file's hash when the link was made; the context is stale while the
-    file differs (``lifecycle.refresh_files``). NULL: the file was missing then (planned).
+    file differs (``knowledge.lifecycle.refresh_files``). NULL: the file was missing then (planned).
     Links of contexts already stale get ``''`` (unknown baseline): stale until refreshed."""
     conn.executescript(
         """
