@@ -21,7 +21,10 @@ timed is the agent and what runs inside it. Three set-ups, interleaved run by ru
 Printed, medians of ``--runs`` sessions each (after one uncounted warm-up round): wall time and
 the ratio to ``plain``; spawn -> first model request and the difference to ``plain``; per hook
 call, the time from Claude Code's ``hook_started`` to its ``hook_response`` event on its output
-stream (by handler type); and the events each set-up stored (both ctxmode set-ups must store
+stream (by handler type); per tool call, ``tool_use`` -> ``tool_result`` on the stream (the tool
+and its hooks; built-in tools and ctxmode's MCP tools apart) and the session's end (stdin closed
+-> the agent exited, SessionEnd hooks included), each beside ``plain``; and the events each
+set-up stored (both ctxmode set-ups must store
 the same). Targets (issue 21): session ratio <= 1.3x, first request <= +0.3 s, <= 5 ms per
 mcp_tool call. Figures are claimed from ``--runs 5`` or more.
 
@@ -113,8 +116,10 @@ def one_session(exe: Path, setup: str, tmp: Path) -> dict[str, Any]:
         claude = StampedClaude(exe, proj, env, [])
         for prompt in PROMPTS:
             claude.ask(prompt)
+        closing = time.time()
         rc = claude.close()
         wall = time.time() - start
+        end = time.time() - closing
         first = mock.requests[0]["t"] - start if mock.requests else float("nan")
     from ctxmode.agents.claude import IN_AGENT_EVENTS
 
@@ -129,11 +134,34 @@ def one_session(exe: Path, setup: str, tmp: Path) -> dict[str, Any]:
             kind = "mcp_tool" if in_agent else "command"
             hook_ms.setdefault(kind, []).append((stamp - t0) * 1000)
     events = len(h.events(proj, home)) if setup != "plain" else 0
+    tools = _tool_calls(claude.stamped)
     errors = h.hooks_log(proj).count("ERROR") if setup != "plain" else 0
     return {
         "rc": rc, "wall": wall, "first": first, "hooks": hook_ms, "events": events,
-        "errors": errors,
+        "errors": errors, "tools": tools, "end": end,
     }  # fmt: skip
+
+
+def _tool_calls(stamped: list[tuple[float, dict[str, Any]]]) -> dict[str, list[float]]:
+    """Per tool call, the time from its ``tool_use`` to its ``tool_result`` on the stream (ms):
+    the tool itself plus every hook around it. By kind: ``ctxmode`` (its MCP tools) or
+    ``builtin`` (Read, Edit, Bash ...)."""
+    used: dict[str, tuple[float, str]] = {}
+    out: dict[str, list[float]] = {}
+    for stamp, ev in stamped:
+        content = (ev.get("message") or {}).get("content")
+        if not isinstance(content, list):
+            continue
+        for item in content:
+            if not isinstance(item, dict):
+                continue
+            if item.get("type") == "tool_use":
+                used[item.get("id", "")] = (stamp, str(item.get("name", "")))
+            elif item.get("type") == "tool_result" and item.get("tool_use_id") in used:
+                t0, name = used.pop(item["tool_use_id"])
+                kind = "ctxmode" if name.startswith("mcp__ctxmode__") else "builtin"
+                out.setdefault(kind, []).append((stamp - t0) * 1000)
+    return out
 
 
 def main() -> int:
@@ -196,6 +224,22 @@ def main() -> int:
             xs = [x for r in rows[s] for x in r["hooks"].get(kind, [])]
             if xs:
                 print(f"  {s:<9} {kind:<9} {statistics.median(xs):7.1f} ms  ({len(xs)} calls)")
+    print("\nwhere the added time goes (medians, ms; difference to plain):")
+    for s in setups:
+        parts = []
+        for kind in ("builtin", "ctxmode"):
+            xs = [x for r in rows[s] for x in r["tools"].get(kind, [])]
+            plain = [x for r in rows["plain"] for x in r["tools"].get(kind, [])]
+            if xs:
+                # Without ctxmode, the agent answers a call of its tools at once: "no such tool".
+                compare = plain and kind == "builtin"
+                vs = (
+                    f" ({statistics.median(xs) - statistics.median(plain):+.0f})" if compare else ""
+                )
+                parts.append(f"{kind} tool call {statistics.median(xs):6.0f} ms{vs}")
+        end = statistics.median(r["end"] for r in rows[s])
+        end_plain = statistics.median(r["end"] for r in rows["plain"])
+        print(f"  {s:<9} {', '.join(parts)}; session end {end:5.2f} s ({end - end_plain:+.2f})")
     stored = {s: sorted({r["events"] for r in rows[s]}) for s in setups[1:]}
     print("\nevents stored per session: " + ", ".join(f"{s} {v}" for s, v in stored.items()))
     return 0

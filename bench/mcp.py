@@ -16,7 +16,7 @@ on first use. ``python -X importtime`` then shows what the handshake imports
 (``ctxmode.mcp.front``) and what the tool calls load (``ctxmode.mcp.tools.*``); the SDK is
 never imported by ``ctxmode serve`` (its server, ``ctxmode.mcp.sdk``, is the tests' oracle).
 
-    .venv/bin/python bench/mcp.py [--runs 10]
+    .venv/bin/python bench/mcp.py [--runs 10] [--baseline OTHER_CHECKOUT/.venv/bin/ctxmode]
 """
 
 from __future__ import annotations
@@ -277,6 +277,12 @@ def phases_report() -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument(
+        "--baseline",
+        metavar="CTXMODE",
+        help="another ctxmode executable (an older checkout's venv) run interleaved as "
+        "'baseline', with the ratios to it",
+    )
     opts = parser.parse_args()
     if opts.runs < 10:
         parser.error("--runs must be at least 10")
@@ -302,6 +308,8 @@ def main() -> int:
                 ("query_context", {}),
             )
         }
+        if opts.baseline:
+            servers["baseline"] = ([opts.baseline, "serve"], *servers["ctxmode"][1:])
         if entry is not None:
             servers["context-mode"] = (
                 [shutil.which("node") or "node", str(entry)],
@@ -332,15 +340,18 @@ def main() -> int:
         print(
             f"{name:<14} {init_ms:15.0f} ms {first_ms:9.0f} ms {query_ms:9.1f} ms {cpu_ms:9.0f} ms"
         )
-    if "context-mode" in results:
-        ours, theirs = results["ctxmode"], results["context-mode"]
+    for other in ("context-mode", "baseline"):
+        if other not in results:
+            continue
+        ours, theirs = results["ctxmode"], results[other]
         init_ratio, first_ratio, query_ratio, cpu_ratio = (
             statistics.median(a) / statistics.median(b) for a, b in zip(ours, theirs, strict=True)
         )
-        verdict = "meets" if init_ratio <= 1.0 else "MISSES"
+        verdict = " (meets <= 1.0x)" if init_ratio <= 1.0 else " (MISSES <= 1.0x)"
         print(
-            f"ratio ctxmode / context-mode: initialize {init_ratio:.2f}x ({verdict} <= 1.0x), "
-            f"first call {first_ratio:.2f}x, query {query_ratio:.2f}x, server CPU {cpu_ratio:.2f}x"
+            f"ratio ctxmode / {other}: initialize {init_ratio:.2f}x"
+            f"{verdict if other == 'context-mode' else ''}, first call {first_ratio:.2f}x, "
+            f"query {query_ratio:.2f}x, server CPU {cpu_ratio:.2f}x"
         )
     hook_ms = statistics.median(hook_times) * 1000
     cpu = f", server CPU {hook_cpu * 1000:.1f} ms per call" if hook_cpu is not None else ""

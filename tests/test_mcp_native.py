@@ -118,6 +118,22 @@ CHECKED: list[dict[str, Any]] = [
 ]
 
 
+#: One valid call of each tool (the others take no arguments).
+SAMPLE: dict[str, dict[str, Any]] = {
+    "write_context": {"type": "decision", "content": DECISION, "file_paths": ["auth.py"]},
+    "create_task": {"name": "Ship it"},
+    "update_task": {"task_id": 1, "status": "in_progress"},
+    "link_files": {"context_id": 1, "file_paths": ["docs/retry.md"]},
+    "search": {"queries": ["WAL", "retries"]},
+    "get": {"ids": ["ctx:1"]},
+    "index": {"path": "docs"},
+    "fetch_and_index": {"url": "http://127.0.0.1:9/nothing-here"},
+    "execute": {"language": "shell", "code": "echo hi"},
+    "execute_file": {"path": "auth.py", "language": "shell", "code": "wc -l"},
+    "batch_execute": {"commands": ["echo one"], "queries": ["one"]},
+}
+
+
 def _session(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
     lines: list[dict[str, Any]] = [_initialize(0, "2025-06-18"), INITIALIZED]
     return lines + [{"jsonrpc": "2.0", "id": i + 1, **r} for i, r in enumerate(requests)]
@@ -287,7 +303,8 @@ def test_arguments_are_checked_as_the_listed_schema_says() -> None:
 
 
 def test_tool_calls_load_neither_the_sdk_nor_pydantic(tmp_path: Path) -> None:
-    """The front in-process: handshake, a write, a query, a search and a resource read."""
+    """The front in-process: the handshake, one call of every tool, every resource read and
+    the prompt. (``fetch_and_index`` loads ``httpx``, its HTTP client, only when it runs.)"""
     code = (
         "import io, json, sys, time\n"
         "from pathlib import Path\n"
@@ -301,15 +318,12 @@ def test_tool_calls_load_neither_the_sdk_nor_pydantic(tmp_path: Path) -> None:
         "        time.sleep(0.01)\n"
         "front.close()\n"
         "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'mcp', 'mcp_types', "
-        "'pydantic', 'pydantic_core', 'anyio', 'starlette', 'httpx'})\n"
+        "'pydantic', 'pydantic_core', 'starlette'})\n"
         "print(json.dumps({'heavy': heavy, 'out': out.getvalue().decode()}))\n"
     )
-    requests = [
-        _call("write_context", {"type": "decision", "content": DECISION}),
-        _call("query_context", {}),
-        _call("search", {"queries": ["WAL"]}),
-        {"method": "resources/read", "params": {"uri": "ctxmode://tasks"}},
-    ]
+    requests = [_call(t.name, SAMPLE.get(t.name, {})) for t in registry.TOOLS]
+    requests += [{"method": "resources/read", "params": {"uri": r.uri}} for r in registry.RESOURCES]
+    requests += [{"method": "prompts/get", "params": {"name": "record-decision"}}]
     root = _project(tmp_path, "p")
     lines = [json.dumps(m) for m in _session(requests)]
     proc = subprocess.run(
@@ -322,7 +336,10 @@ def test_tool_calls_load_neither_the_sdk_nor_pydantic(tmp_path: Path) -> None:
     result = json.loads(proc.stdout)
     replies = {r["id"]: r for r in map(json.loads, result["out"].splitlines())}
     assert replies[1]["result"]["structuredContent"]["id"] == 1
-    assert "Use SQLite WAL" in replies[3]["result"]["content"][0]["text"]
+    assert "Use SQLite WAL" in replies[2]["result"]["content"][0]["text"]
+    failed = [rid for rid, r in replies.items() if "error" in r or r["result"].get("isError")]
+    assert failed == [1 + [t.name for t in registry.TOOLS].index("fetch_and_index")], failed
+    assert len(replies) == 1 + len(requests)
     assert result["heavy"] == [], result["heavy"]
 
 
@@ -337,19 +354,6 @@ def test_the_sdk_client_takes_every_reply_of_ctxmode_serve(tmp_path: Path) -> No
 
     root = _project(tmp_path, "client")
     assert CTXMODE
-    sample = {
-        "write_context": {"type": "decision", "content": DECISION, "file_paths": ["auth.py"]},
-        "create_task": {"name": "Ship it"},
-        "update_task": {"task_id": 1, "status": "in_progress"},
-        "link_files": {"context_id": 1, "file_paths": ["docs/retry.md"]},
-        "search": {"queries": ["WAL", "retries"]},
-        "get": {"ids": ["ctx:1"]},
-        "index": {"path": "docs"},
-        "fetch_and_index": {"url": "http://127.0.0.1:9/nothing-here"},
-        "execute": {"language": "shell", "code": "echo hi"},
-        "execute_file": {"path": "auth.py", "language": "shell", "code": "wc -l"},
-        "batch_execute": {"commands": ["echo one"], "queries": ["one"]},
-    }
 
     async def run() -> None:
         params = StdioServerParameters(command=CTXMODE, args=["serve"], cwd=str(root))
@@ -357,7 +361,7 @@ def test_the_sdk_client_takes_every_reply_of_ctxmode_serve(tmp_path: Path) -> No
             listed = await client.list_tools()
             assert [t.name for t in listed.tools] == [t.name for t in registry.TOOLS]
             for tool in registry.TOOLS:
-                result = await client.call_tool(tool.name, sample.get(tool.name, {}))
+                result = await client.call_tool(tool.name, SAMPLE.get(tool.name, {}))
                 ok = tool.name != "fetch_and_index"  # nothing listens there: a clear error
                 assert result.is_error is not ok, (tool.name, result)
                 if ok:

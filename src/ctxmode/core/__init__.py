@@ -3,7 +3,8 @@
 - ``config``: paths, limits and ``.context/config.toml`` (the only module that reads the
   environment);
 - ``errors``: the one exception tree (``CtxmodeError`` and its subclasses);
-- ``models``: frozen dataclasses and the closed vocabularies (context types, relations...);
+- ``models``: frozen dataclasses and the closed vocabularies (context types, relations...),
+  which live in ``vocab`` (no imports: the MCP server lists them before ``initialize``);
 - ``db``: ``Database``, the connection (WAL, busy timeout, retries, quarantine of a corrupt file);
 - ``schema``: append-only migrations, applied once on open;
 - ``redact``: secret redaction applied to everything stored or shared;

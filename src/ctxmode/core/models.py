@@ -10,34 +10,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ctxmode.core import vocab
 from ctxmode.core.errors import InvalidInput
 
-#: Context type -> priority tier (1 = most important).
-TYPE_TIERS: dict[str, int] = {
-    "constraint": 1,
-    "decision": 1,
-    "convention": 1,
-    "interface": 1,
-    "issue": 2,
-    "snippet": 2,
-    "reference": 3,
-}
-CONTEXT_TYPES: tuple[str, ...] = tuple(TYPE_TIERS)
-SCOPES: tuple[str, ...] = ("global", "task", "session")
-RELATIONS: tuple[str, ...] = ("defines", "uses", "modifies", "related")
-TASK_STATUSES: tuple[str, ...] = ("pending", "in_progress", "blocked", "completed", "cancelled")
-MODES: tuple[str, ...] = ("focused", "normal", "broad")
-#: Default number of results per retrieval mode.
-MODE_LIMITS: dict[str, int] = {"focused": 5, "normal": 15, "broad": 30}
-#: Fields of the decision template, in the order they are rendered.
-DECISION_FIELDS: tuple[str, ...] = (
-    "decision",
-    "background",
-    "options",
-    "choice",
-    "rationale",
-    "impact",
-)
+#: The closed vocabularies; defined in ``vocab`` (no imports), which the MCP server lists.
+TYPE_TIERS = vocab.TYPE_TIERS
+CONTEXT_TYPES = vocab.CONTEXT_TYPES
+SCOPES = vocab.SCOPES
+RELATIONS = vocab.RELATIONS
+TASK_STATUSES = vocab.TASK_STATUSES
+MODES = vocab.MODES
+MODE_LIMITS = vocab.MODE_LIMITS
+DECISION_FIELDS = vocab.DECISION_FIELDS
 
 Mode = Literal["focused", "normal", "broad"]
 

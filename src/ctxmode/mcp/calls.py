@@ -28,7 +28,6 @@ import importlib
 import json
 import math
 import sys
-import traceback
 
 from ctxmode.core.errors import CtxmodeError
 from ctxmode.mcp.registry import REQUIRED, Prompt, Resource, Tool
@@ -263,6 +262,8 @@ def call_tool(runner: StoreRunner, tool: Tool, given: Any) -> dict[str, Any]:
     except CtxmodeError as exc:
         return error_result(f"Error executing tool {tool.name}: {for_agent(exc)}")
     except Exception:  # noqa: BLE001 - a crash: its text stays in the server's log
+        import traceback
+
         print(f"ctxmode serve: tool {tool.name!r} raised", file=sys.stderr)
         traceback.print_exc(file=sys.stderr)
         return error_result(f"Error executing tool {tool.name}")

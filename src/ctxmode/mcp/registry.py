@@ -7,24 +7,24 @@ the front (``mcp.front``) answers ``initialize`` and the lists, ``mcp.calls`` ch
 (and says what to send when they are wrong) and runs the bodies, and the SDK server
 (``mcp.sdk``, a test oracle) is built. Adding a tool = one row here + one body in ``mcp.tools``.
 
-Enums come from ``core.models`` and bounds from the constants of the code that enforces them,
-so a listing cannot drift from what the store accepts; ``tests/test_mcp_registry.py`` holds
-the numbers this module cannot import cheaply (the search and sandbox limits) to theirs.
+Enums are the core's own (``core.vocab``, which ``core.models`` re-exports and which imports
+nothing: this module loads before ``initialize``, so it uses no ``dataclasses`` either), and
+bounds are the constants of the code that enforces them, so a listing cannot drift from what
+the store accepts; ``tests/test_mcp_native.py`` holds the numbers this module cannot import
+cheaply (the search and sandbox limits) to theirs.
 
 Output schemas are flat (scalars and lists of scalars): Claude Code shows
 ``structuredContent`` first and mis-validates nested schemas. Every output property is
 required; a ``None`` value is declared with ``nullable``.
 
-May import: the standard library and ``core`` only (the front imports it before ``initialize``).
+May import: the standard library and the lean parts of ``core`` (``vocab``, ``_lean``): the
+front imports it before it answers ``initialize``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
-
 from ctxmode import __version__
-from ctxmode.core.models import (
+from ctxmode.core.vocab import (
     CONTEXT_TYPES,
     DECISION_FIELDS,
     MODES,
@@ -32,6 +32,12 @@ from ctxmode.core.models import (
     SCOPES,
     TASK_STATUSES,
 )
+
+TYPE_CHECKING = False  # mypy reads it as true; ``typing`` is not imported here at run time
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from ctxmode.core._lean import NamedTuple
 
 SERVER_NAME = "ctxmode"
 INSTRUCTIONS = (
@@ -51,7 +57,7 @@ CAPABILITIES: dict[str, Any] = {
 }
 
 #: Bounds this module restates (importing their modules would load the search engine and the
-#: sandbox before ``initialize``); ``tests/test_mcp_registry.py`` checks them against
+#: sandbox before ``initialize``); ``tests/test_mcp_native.py`` checks them against
 #: ``search.engine.MIN_BUDGET`` and ``sandbox.MAX_TIMEOUT_S``.
 MIN_BUDGET_CHARS = 200
 MAX_TIMEOUT_S = 600.0
@@ -92,8 +98,7 @@ def doc(schema: dict[str, Any], description: str) -> dict[str, Any]:
 REQUIRED: Any = object()
 
 
-@dataclass(frozen=True)
-class Param:
+class Param(NamedTuple):
     """One argument: its JSON Schema (``schema``), its default, what it means."""
 
     name: str
@@ -137,11 +142,10 @@ FETCHES = {"readOnlyHint": False, "destructiveHint": False, "openWorldHint": Tru
 RUNS = {"readOnlyHint": False, "destructiveHint": True, "openWorldHint": True}
 
 
-@dataclass(frozen=True)
-class Tool:
+class Tool(NamedTuple):
     """One tool: what the model reads (name, description, schemas, annotations) and its body
     (``fn(call, **arguments) -> ToolOutput`` in ``mcp.tools.<module>``, every parameter a
-    keyword; ``tests/test_mcp_registry.py`` holds the two to each other)."""
+    keyword; ``tests/test_mcp_native.py`` holds the two to each other)."""
 
     name: str
     description: str
@@ -174,8 +178,7 @@ class Tool:
         }
 
 
-@dataclass(frozen=True)
-class Resource:
+class Resource(NamedTuple):
     """A text resource; ``body`` is ``fn(call) -> str`` in ``mcp.tools``."""
 
     uri: str
@@ -193,15 +196,14 @@ class Resource:
         }
 
 
-@dataclass(frozen=True)
-class Prompt:
+class Prompt(NamedTuple):
     """A prompt whose arguments are optional strings; ``body`` is ``fn(fields) -> str``."""
 
     name: str
     description: str
     arguments: tuple[str, ...]
     body: str
-    required: tuple[str, ...] = field(default=())
+    required: tuple[str, ...] = ()
 
     def listing(self) -> dict[str, Any]:
         args = [{"name": a, "required": a in self.required} for a in self.arguments]
