@@ -36,7 +36,8 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
-    for name in ("CTXMODE_DB", "CTXMODE_DISABLE", "CLAUDE_PROJECT_DIR", "CODEX_HOME"):
+    for name in ("CTXMODE_DB", "CTXMODE_DISABLE", "CLAUDE_PROJECT_DIR", "CODEX_HOME",
+                 "COPILOT_HOME", "KIMI_CODE_HOME"):  # fmt: skip
         monkeypatch.delenv(name, raising=False)
     for name in (
         "GEMINI_CLI_HOME",

@@ -25,6 +25,7 @@ AGENTS: tuple[str, ...] = (
     "opencode",
     "qwen-code",
     "copilot-cli",
+    "kimi-code",
 )
 
 #: Event names of every agent (lowercased, without ``-``/``_``/``.``) -> hook kind.
@@ -417,6 +418,28 @@ def _copilot(kind: str, raw_name: str, payload: dict[str, Any]) -> NormalizedHoo
     return _base("copilot-cli", extra.pop("kind", kind), payload, **extra)
 
 
+def _kimi(kind: str, raw_name: str, payload: dict[str, Any]) -> NormalizedHookEvent:
+    # Claude's tool names with ``path`` for the file; ``tool_output`` (cut to 2000 chars) or
+    # ``error {code, message}``; the prompt as content parts.
+    extra: dict[str, Any] = {}
+    tool_input = payload.get("tool_input")
+    if isinstance(tool_input, dict):
+        extra["tool_input"] = {("file_path" if k == "path" else str(k)): v
+                               for k, v in tool_input.items()}  # fmt: skip
+    if "tool_output" in payload:
+        extra["tool_response"] = payload.get("tool_output")
+    error = payload.get("error")
+    if isinstance(error, dict):
+        extra["error"] = _s(error.get("message")) or _s(error.get("code")) or "error"
+    prompt = payload.get("prompt")
+    if isinstance(prompt, list):
+        typed = "\n".join(
+            str(p.get("text")) for p in prompt if isinstance(p, dict) and p.get("type") == "text"
+        )
+        extra["prompt"] = _prompt({"prompt": typed})
+    return _base("kimi-code", kind, payload, **extra)
+
+
 def _shell_exit(text: str) -> int | None:
     """C of Copilot CLI's last ``completed with exit code C>`` shell status line."""
     at = text.rfind("completed with exit code ")
@@ -516,4 +539,5 @@ _ADAPTERS = {
     "opencode": _opencode,
     "qwen-code": _qwen,
     "copilot-cli": _copilot,
+    "kimi-code": _kimi,
 }
