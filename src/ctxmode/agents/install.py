@@ -598,6 +598,11 @@ def _agent_notes(agent: str, root: Path, home: Path, problems: list[str]) -> Non
                 )
 
 
+def _install_command(agent: str) -> str:
+    """The command that installs ``agent`` (Kimi Code: user scope only)."""
+    return f"ctxmode install {agent}" + (" --scope user" if agent == "kimi-code" else "")
+
+
 def status(agent: str, *, project_root: Path, home: Path | None = None) -> AgentStatus:
     """How ctxmode is wired into ``agent`` across both scopes; never raises for bad config files
     (they are reported in ``problems``)."""
@@ -656,9 +661,9 @@ def status(agent: str, *, project_root: Path, home: Path | None = None) -> Agent
             if python:
                 server_pythons.append(python)
     if hooks_ok and not mcp_ok:
-        problems.append(f"the MCP server is not registered; run `ctxmode install {agent}`")
+        problems.append(f"the MCP server is not registered; run `{_install_command(agent)}`")
     if mcp_ok and not hooks_ok and not any("hooks missing" in p for p in problems):
-        problems.append(f"hooks are not installed; run `ctxmode install {agent}`")
+        problems.append(f"hooks are not installed; run `{_install_command(agent)}`")
     pythons = list(dict.fromkeys(hook_pythons + server_pythons))
     if len(pythons) > 1:
         problems.append(f"entries run different interpreters: {', '.join(pythons)}; reinstall")
