@@ -62,7 +62,7 @@ def _render(report: dict[str, Any]) -> None:
 @click.argument("tasks_file", metavar="TASKS.toml", type=click.Path(dir_okay=False))
 @click.option(
     "--agent",
-    type=click.Choice(["claude-code", "qwen-code"]),
+    type=click.Choice(["claude-code", "qwen-code", "copilot-cli"]),
     default="claude-code",
     show_default=True,
     help="The agent to drive headlessly (Qwen Code: with --approval-mode from --permission-mode).",

@@ -3,7 +3,10 @@
 Claude Code: ``claude -p --output-format stream-json --verbose --include-hook-events``, the
 prompt on stdin. Qwen Code: ``qwen -o stream-json --approval-mode MODE -p PROMPT``, whose
 stream has Claude Code's shape (``system``/``assistant``/``result`` lines) but no hook lines,
-so what ctxmode injected is not counted there (the store's figures still are). The agent's
+so what ctxmode injected is not counted there (the store's figures still are). GitHub Copilot
+CLI: ``copilot -p PROMPT --output-format json --allow-all[-tools] --trust-folder`` (the
+folder trust for this run only: the with-arm's hooks are project hooks); its JSON events give
+turns, tool calls and the session, no token figures and no hook output. The agent's
 login, ``ANTHROPIC_BASE_URL``/``OPENAI_BASE_URL`` and the like come from the environment the
 eval was started in; only ctxmode's own variables (and the ones a parent Claude Code sets for
 its children) are replaced, so neither arm can reach the user's store.
@@ -32,6 +35,7 @@ __all__ = [
     "AGENTS",
     "AgentRun",
     "agent_env",
+    "parse_copilot_events",
     "parse_stream",
     "preflight",
     "resolve_binary",
@@ -39,10 +43,12 @@ __all__ = [
 ]
 
 #: Agents ``ctxmode eval`` can drive, and their default binary.
-AGENTS = {"claude-code": "claude", "qwen-code": "qwen"}
+AGENTS = {"claude-code": "claude", "qwen-code": "qwen", "copilot-cli": "copilot"}
 #: Tools that change a file: "tool calls before the first edit" counts up to one of these
 #: (Claude Code's, Qwen Code's).
-EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit", "edit", "write_file"})
+EDIT_TOOLS = frozenset(
+    {"Edit", "MultiEdit", "Write", "NotebookEdit", "edit", "write_file", "create"}
+)
 #: Claude Code's permission modes as Qwen Code approval modes.
 _QWEN_APPROVAL = {"bypassPermissions": "yolo", "dontAsk": "yolo", "acceptEdits": "auto-edit",
                   "default": "default", "plan": "plan"}  # fmt: skip
@@ -246,6 +252,16 @@ def run_agent(
         mode = _QWEN_APPROVAL.get(permission_mode, "default")
         args = [binary, "-o", "stream-json", "--approval-mode", mode, "-p", prompt]
         prompt = ""
+    elif agent == "copilot-cli":
+        allow = (
+            "--allow-all"
+            if permission_mode in ("bypassPermissions", "dontAsk")
+            else (
+                "--allow-all-tools"  # required by ``-p``
+            )
+        )
+        args = [binary, "-p", prompt, "--output-format", "json", allow, "--trust-folder"]
+        prompt = ""
     run = AgentRun()
     raw_path.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
@@ -278,4 +294,47 @@ def run_agent(
             raise
     run.wall_s = round(time.monotonic() - t0, 3)
     text = raw_path.read_text(encoding="utf-8", errors="replace")
+    if agent == "copilot-cli":
+        return parse_copilot_events(text.splitlines(), run)
     return parse_stream(text.splitlines(), run)
+
+
+def parse_copilot_events(lines: list[str], run: AgentRun) -> AgentRun:
+    """Fill ``run`` from Copilot CLI's ``--output-format json`` events (one JSON object a
+    line; unparseable lines are skipped). ``turns`` is set once the ``result`` line came."""
+    turns = 0
+    for raw in lines:
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(line, dict):
+            continue
+        kind, data = line.get("type"), line.get("data")
+        data = data if isinstance(data, dict) else {}
+        if kind == "session.mcp_servers_loaded":
+            servers = data.get("servers") or []
+            run.mcp_servers = sorted(
+                str(s.get("name"))
+                for s in servers
+                if isinstance(s, dict) and s.get("status") == "connected"
+            )
+        elif kind == "assistant.turn_start":
+            turns += 1
+        elif kind == "assistant.message":
+            for request in data.get("toolRequests") or []:
+                if not isinstance(request, dict):
+                    continue
+                name = str(request.get("name"))
+                if name in EDIT_TOOLS and run.tool_calls_before_edit is None:
+                    run.tool_calls_before_edit = run.tool_calls
+                run.tool_calls += 1
+                run.tools.append(name)
+            content = data.get("content")
+            if isinstance(content, str) and content:
+                run.result_text = content[:2000]
+        elif kind == "result":
+            run.turns = turns
+            run.session_id = run.session_id or line.get("sessionId")
+            run.is_error = _int(line.get("exitCode")) not in (0, None)
+    return run
