@@ -95,7 +95,8 @@ def handle(
         with store.transaction() as conn:
             held = sessions.get_state(conn, ev.session_id, _DEFERRED)
             joined = f"{held}\n{text}" if isinstance(held, str) and held else text
-            sessions.set_state(conn, ev.session_id, _DEFERRED, joined, int(time.time()))
+            if len(joined) <= OUTPUT_CAP_CHARS:  # else what is held goes first, alone
+                sessions.set_state(conn, ev.session_id, _DEFERRED, joined, int(time.time()))
     return None
 
 
