@@ -154,7 +154,7 @@ def test_user_scope_writes_no_folder_trust(project: Path, home: Path) -> None:
 
 
 def test_trust_is_refused_for_agents_without_one(project: Path, home: Path) -> None:
-    with pytest.raises(InvalidInput, match="Codex .* and Gemini CLI"):
+    with pytest.raises(InvalidInput, match="Codex .*, Gemini CLI and Copilot CLI"):
         inst.install("cursor", project_root=project, home=home, trust=True)
 
 
