@@ -93,7 +93,7 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(home))
     for name in (
         "CTXMODE_DB", "CTXMODE_DISABLE", "CLAUDE_PROJECT_DIR", "CODEX_HOME", "CLAUDE_CONFIG_DIR",
-        "XDG_DATA_HOME",
+        "XDG_DATA_HOME", "COPILOT_HOME", "KIMI_CODE_HOME",
     ):  # fmt: skip
         monkeypatch.delenv(name, raising=False)
     for name in (

@@ -55,7 +55,22 @@ FILES: dict[str, dict[str, tuple[str, str]]] = {
         "project": (".github/copilot/settings.local.json", ".github/mcp.json"),
         "user": (".copilot/settings.json", ".copilot/mcp-config.json"),
     },
+    "kimi-code": {"user": (".kimi-code/config.toml", ".kimi-code/mcp.json")},
 }
+#: Agents with project-scope hooks (Kimi Code reads its user config only).
+PROJECT_AGENTS = [a for a in inst.AGENTS if a != "kimi-code"]
+KIMI_TOML = """# my kimi config
+default_model = "mock"
+
+[[hooks]]  # mine
+event = "PostToolUse"
+command = "echo foreign-hook"
+
+[models.mock]
+provider = "mock"
+model = "m"
+max_context_size = 128000
+"""
 
 #: The agent's own event names that must carry a ctxmode hook.
 EVENTS = {
@@ -125,6 +140,15 @@ EVENTS = {
         "Stop",
         "SessionEnd",
     },
+    "kimi-code": {
+        "PostToolUse",
+        "PostToolUseFailure",
+        "UserPromptSubmit",
+        "PreCompact",
+        "SessionStart",
+        "Stop",
+        "SessionEnd",
+    },
 }
 NESTED = {"claude-code", "gemini-cli", "codex", "qwen-code"}
 SERVERS_KEY = {
@@ -132,6 +156,7 @@ SERVERS_KEY = {
     "gemini-cli": "mcpServers",
     "qwen-code": "mcpServers",
     "copilot-cli": "mcpServers",
+    "kimi-code": "mcpServers",
     "cursor": "mcpServers",
     "vscode": "servers",
     "opencode": "mcp",
@@ -179,6 +204,8 @@ def _seed(agent: str, scope: str, project: Path, home: Path) -> dict[Path, bytes
         files[base / hooks_rel] = _dump(
             {"version": 1, "hooks": {"afterShellExecution": [{"command": FOREIGN_CMD}]}}
         )
+    elif agent == "kimi-code":
+        files[base / hooks_rel] = KIMI_TOML
     elif agent in ("vscode", "copilot-cli"):
         files[base / hooks_rel] = _dump(
             {"hooks": {"PostToolUse": [{"type": "command", "command": FOREIGN_CMD}]}}
@@ -219,6 +246,11 @@ def _load(path: Path) -> Any:
 def _our_commands(agent: str, doc: dict[str, Any]) -> dict[str, list[str]]:
     """Event -> command lines of ctxmode's hook handlers."""
     out: dict[str, list[str]] = {}
+    if agent == "kimi-code":
+        for table in doc.get("hooks", []):
+            if "-m ctxmode hook" in table["command"]:
+                out.setdefault(table["event"], []).append(table["command"])
+        return out
     for event, entries in doc.get("hooks", {}).items():
         handlers = []
         for entry in entries:
@@ -230,6 +262,8 @@ def _our_commands(agent: str, doc: dict[str, Any]) -> dict[str, list[str]]:
 
 
 def _foreign_commands(doc: dict[str, Any], agent: str) -> list[str]:
+    if agent == "kimi-code":
+        return [t["command"] for t in doc.get("hooks", []) if t["command"] == FOREIGN_CMD]
     found = []
     for entries in doc.get("hooks", {}).values():
         for entry in entries:
@@ -273,7 +307,7 @@ def _assert_installed(agent: str, scope: str, project: Path, home: Path, python:
     assert _server(agent, mcp_path, "other") is not None, "foreign server lost"
 
 
-AGENT_SCOPES = [(a, s) for a in inst.AGENTS for s in inst.SCOPES]
+AGENT_SCOPES = [(a, s) for a in inst.AGENTS for s in inst.SCOPES if s in FILES[a]]
 
 
 @pytest.mark.parametrize(("agent", "scope"), AGENT_SCOPES)
@@ -307,7 +341,7 @@ def test_install_merges_is_idempotent_and_uninstall_restores(
     assert again.changes == ()
 
 
-@pytest.mark.parametrize("agent", inst.AGENTS)
+@pytest.mark.parametrize("agent", PROJECT_AGENTS)
 def test_install_into_empty_project_then_uninstall_leaves_nothing(
     agent: str, bare_project: Path, home: Path
 ) -> None:
@@ -319,7 +353,7 @@ def test_install_into_empty_project_then_uninstall_leaves_nothing(
     assert leftovers == []
 
 
-@pytest.mark.parametrize("agent", inst.AGENTS)
+@pytest.mark.parametrize("agent", PROJECT_AGENTS)
 def test_dry_run_writes_nothing(agent: str, project: Path, home: Path) -> None:
     _seed(agent, "project", project, home)
     before = _tree(project, home)
@@ -335,7 +369,7 @@ def test_dry_run_writes_nothing(agent: str, project: Path, home: Path) -> None:
     assert _tree(project, home) == installed
 
 
-@pytest.mark.parametrize("agent", inst.AGENTS)
+@pytest.mark.parametrize("agent", PROJECT_AGENTS)
 def test_malformed_config_is_refused_and_nothing_changes(
     agent: str, project: Path, home: Path
 ) -> None:
@@ -408,7 +442,7 @@ def _other_python(tmp_path: Path) -> str:
     return str(link)
 
 
-@pytest.mark.parametrize("agent", inst.AGENTS)
+@pytest.mark.parametrize("agent", PROJECT_AGENTS)
 def test_reinstall_with_another_interpreter_updates_in_place(
     agent: str, project: Path, home: Path, tmp_path: Path
 ) -> None:
@@ -819,3 +853,29 @@ def test_install_output_names_the_machine_specific_files(tmp_path: Path, home: P
     assert "not ignored by git: .mcp.json;" in out and "add them to .gitignore" in out
     again = run_cli("install", "claude-code", cwd=repo).stdout
     assert "machine-specific" not in again  # nothing written the second time
+
+
+def test_kimi_code_hooks_are_user_scope_tables_that_keep_the_file(
+    project: Path, home: Path
+) -> None:
+    with pytest.raises(InvalidInput, match="--scope user"):
+        inst.install("kimi-code", project_root=project, home=home)
+    path = home / ".kimi-code" / "config.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text(KIMI_TOML)
+    preview = inst.install("kimi-code", scope="user", project_root=project, home=home, dry_run=True)
+    assert preview.changes and path.read_text() == KIMI_TOML
+    inst.install("kimi-code", scope="user", project_root=project, home=home)
+    text = path.read_text()
+    assert text.startswith(KIMI_TOML)  # every line and comment of the user's kept
+    tables = tomllib.loads(text)["hooks"]
+    assert all(set(t) <= {"event", "matcher", "command", "timeout"} for t in tables)
+    other = _other_python(project)
+    inst.install("kimi-code", scope="user", project_root=project, home=home, python=other)
+    commands = _our_commands("kimi-code", tomllib.loads(path.read_text()))
+    assert all(len(c) == 1 and c[0].startswith(other) for c in commands.values())
+    inst.uninstall("kimi-code", scope="user", project_root=project, home=home)
+    assert path.read_text() == KIMI_TOML
+    path.write_text("hooks = [{ event = 'Stop', command = 'x' }]\n")
+    with pytest.raises(InvalidInput, match="edit it by hand"):
+        inst.install("kimi-code", scope="user", project_root=project, home=home)

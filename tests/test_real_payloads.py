@@ -1,10 +1,12 @@
 """The payloads the real agents sent in the e2e runs (``tests/fixtures/hooks/<agent>/real.*``,
 captured from Claude Code 2.1.332, Codex 0.171.0, Gemini CLI 0.61.0, OpenCode 1.18.33 (what
-ctxmode's plugin sends), Qwen Code 0.24.4 and Copilot CLI 1.0.102; refreshed with
+ctxmode's plugin sends), Qwen Code 0.24.4, Copilot CLI 1.0.102 and Kimi Code 2.1.0; refreshed with
 ``tests/e2e/refresh_fixtures.py``), through the adapters and the real hook."""
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,7 @@ from ctxmode.sessions.events import NormalizedHookEvent, extract
 
 P = Path("/work/proj")
 GEM, CODEX, CC, OC, QWEN = "gemini-cli", "codex", "claude-code", "opencode", "qwen-code"
-COP = "copilot-cli"
+COP, KIMI = "copilot-cli", "kimi-code"
 
 
 def norm(agent: str, name: str) -> NormalizedHookEvent:
@@ -215,3 +217,70 @@ def test_copilot_context_is_top_level_at_start_and_prompt(project: Path) -> None
     assert prompt is not None and 'kind="session_knowledge"' in prompt["additionalContext"]
     again = hook(COP, "real.SessionStart.resume", project)  # a later run starts without it
     assert again is not None and "session_knowledge" in again["additionalContext"]
+
+
+def test_kimi_payloads_map_to_the_shared_categories() -> None:
+    edit = norm(KIMI, "real.PostToolUse.Edit")
+    assert (edit.tool_name, edit.tool_input["file_path"]) == ("Edit", str(P / "auth/config.py"))
+    assert [(r.category, r.type) for r in extract(edit)] == [("file", "edit")]
+    (rec,) = extract(norm(KIMI, "real.PostToolUse.mcp__ctxmode__write_context"))
+    assert (rec.category, rec.type, rec.data["id"]) == ("knowledge", "decision", 1)
+    failed = norm(KIMI, "real.PostToolUseFailure.Bash.pytest-failed")
+    assert failed.failed and failed.error and "FAILED tests/test_refresh.py" in failed.error
+    assert norm(KIMI, "real.UserPromptSubmit").prompt == (
+        "Shorten the access token TTL to 2 hours, test, commit, record the decision"
+    )
+
+
+def test_kimi_context_waits_for_the_next_prompt(project: Path) -> None:
+    """Kimi Code ignores SessionStart and tool-hook output: the snapshot (and the brief, and
+    linked knowledge) go out with the next prompt, as ``message`` (its hook_result), once."""
+    hook(KIMI, "real.PostToolUse.Edit", project)
+    assert hook(KIMI, "real.PreCompact.auto", project) is None
+    assert hook(KIMI, "real.SessionStart.resume", project) is None
+    out = hook(KIMI, "real.UserPromptSubmit", project)
+    assert out is not None and set(out) == {"message"}
+    assert out["message"].count('<ctxmode_data kind="session_knowledge"') == 1
+    assert hook(KIMI, "real.UserPromptSubmit", project) is None  # kept in Kimi's history
+    assert hook(KIMI, "real.SessionStart.resume", project) is None
+    assert hook(KIMI, "real.UserPromptSubmit", project) is None
+
+
+def test_kimi_calls_whose_hooks_kimi_killed_are_read_back_at_stop(
+    project: Path, tmp_path: Path
+) -> None:
+    """Kimi does not wait for PostToolUse hooks: Stop records the calls of its wire log,
+    keyed as the hook keys them, so a call both paths saw is stored once."""
+    sid = fixture(KIMI, "real.Stop", project)["session_id"]
+    kimi_home = tmp_path / "kimi-home"
+    wire = kimi_home / "sessions" / "wd_proj_1" / sid / "agents" / "main" / "wire.jsonl"
+    wire.parent.mkdir(parents=True)
+    edit = fixture(KIMI, "real.PostToolUse.Edit", project)
+    commit = fixture(KIMI, "real.PostToolUse.Bash.commit", project)
+    lines = []
+    for n, payload in enumerate((edit, commit)):
+        call = {"type": "tool.call", "uuid": f"u{n}", "toolCallId": payload["tool_call_id"],
+                "name": payload["tool_name"], "args": payload["tool_input"]}  # fmt: skip
+        done = {"type": "tool.result", "parentUuid": f"u{n}", "toolCallId": payload["tool_call_id"],
+                "result": {"output": payload["tool_output"]}}  # fmt: skip
+        lines += [{"type": "context.append_loop_event", "event": e} for e in (call, done)]
+    pending = {"type": "tool.call", "uuid": "u9", "toolCallId": "c9", "name": "Bash",
+               "args": {"command": "sleep 1"}}  # fmt: skip
+    lines.append({"type": "context.append_loop_event", "event": pending})
+    wire.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    env = {"KIMI_CODE_HOME": str(kimi_home)}
+    assert output_json(run_hook("PostToolUse", edit, cwd=project, agent=KIMI, env=env)) is None
+    stop = fixture(KIMI, "real.Stop", project)
+    assert output_json(run_hook("Stop", stop, cwd=project, agent=KIMI, env=env)) is None
+    rows = db_rows(project, "SELECT category, type FROM events ORDER BY id")
+    assert rows.count(("file", "edit")) == 1 and rows.count(("git", "commit")) == 1, rows
+    output_json(run_hook("Stop", stop, cwd=project, agent=KIMI, env=env))
+    assert db_rows(project, "SELECT category, type FROM events ORDER BY id") == rows
+
+
+def db_rows(project: Path, sql: str) -> list[tuple[Any, ...]]:
+    conn = sqlite3.connect(project / ".context" / "context.db")
+    try:
+        return list(conn.execute(sql).fetchall())
+    finally:
+        conn.close()

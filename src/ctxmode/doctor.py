@@ -338,7 +338,9 @@ def check_server(python: str, agents: list[str], root: Path) -> Check:
 
 def _agent_check(agent: str, st: AgentStatus) -> Check:
     name = f"agent {agent}"
-    reinstall = f"run `ctxmode install {agent}`"
+    # Kimi Code reads hooks from its user config only (``agents.kimi``).
+    command = f"ctxmode install {agent}" + (" --scope user" if agent == "kimi-code" else "")
+    reinstall = f"run `{command}`"
     if not st.hooks_installed and not st.mcp_installed:
         if st.problems:
             # Unreadable config files and settings that switch hooks off: worth a look even
@@ -349,7 +351,7 @@ def _agent_check(agent: str, st: AgentStatus) -> Check:
                 "not installed; " + "; ".join(st.problems),
                 reinstall + " if you use it",
             )
-        return Check(name, "OK", f"not set up; to use it: `ctxmode install {agent}`")
+        return Check(name, "OK", f"not set up; to use it: `{command}`")
     if st.interpreter and not st.interpreter_exists:
         return Check(
             name,

@@ -7,7 +7,7 @@
 chooses). Side requests, told by a mark in the system prompt or the last user message
 (``SIDES``), consume no step: OpenCode's session title (``title``) and compaction summary
 (``compaction``), Qwen Code's compression (``compaction``) and memory extraction
-(``memory``), Copilot CLI's compaction summary (``compaction``).
+(``memory``), Copilot CLI's and Kimi Code's compaction summaries (``compaction``).
 Kinds logged: main, title, compaction, memory, get.
 """
 
@@ -31,6 +31,7 @@ QWEN_SUMMARY = (
 )
 QWEN_MEMORY_MARK = "managed memory extraction subagent"
 COPILOT_COMPACT_MARK = "Please create a detailed summary of the conversation so far"
+KIMI_COMPACT_MARK = "You are about to run out of context. Create a handoff summary"
 
 
 def usage(prompt: int = 1000, completion: int = 50) -> dict[str, int]:
@@ -92,6 +93,7 @@ SIDES: list[tuple[str, str, dict[str, Any]]] = [
     (QWEN_COMPACT_MARK, "compaction", {"text": QWEN_SUMMARY, "usage": usage(100_000, 80)}),
     (QWEN_MEMORY_MARK, "memory", {"text": "Nothing to remember."}),
     (COPILOT_COMPACT_MARK, "compaction", {"text": SUMMARY}),
+    (KIMI_COMPACT_MARK, "compaction", {"text": SUMMARY, "usage": usage(100_000, 80)}),
 ]
 
 

@@ -19,7 +19,7 @@ import json
 import os
 import re
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ __all__ = [
     "read_text",
     "render_toml_table",
     "toml_remove_table",
+    "toml_set_array",
     "toml_set_table",
     "write_atomic",
 ]
@@ -293,6 +294,95 @@ def toml_remove_table(path: Path, text: str, keys: tuple[str, ...]) -> str:
     new = "".join(kept)
     _verify(path, before, new, keys, None, f"remove the [{'.'.join(keys)}] table")
     return new
+
+
+def _array_spans(lines: list[str], key: str) -> list[tuple[int, int]]:
+    """Line ranges of the ``[[key]]`` blocks, without trailing comments and blank lines."""
+    starts = [
+        i
+        for i, line in enumerate(lines)
+        if line.lstrip().startswith("[[") and _header_keys(line) == (key,)
+    ]
+    spans = []
+    for start in starts:
+        end = len(lines)
+        for i in range(start + 1, len(lines)):
+            if _header_keys(lines[i]) is not None:
+                end = i
+                break
+        while end > start + 1 and (
+            not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")
+        ):
+            end -= 1
+        spans.append((start, end))
+    return spans
+
+
+def toml_set_array(
+    path: Path,
+    text: str | None,
+    key: str,
+    entries: list[dict[str, Any]],
+    ours: Callable[[Any], bool],
+) -> str:
+    """Return ``text`` with the ``[[key]]`` tables that ``ours`` accepts replaced by
+    ``entries``, appended at the end (none: removed). Every other line stays as written,
+    comments included; the result is verified like ``toml_set_table``'s."""
+    before = load_toml(path, text) or {}
+    current = before.get(key, [])
+    source = text or ""
+    lines = source.splitlines(keepends=True)
+    spans = _array_spans(lines, key)
+    blocks = "\n".join(render_toml_array_table(key, entry) for entry in entries)
+    if not isinstance(current, list) or len(spans) != len(current):
+        raise InvalidInput(
+            f"{path} defines {key} in a form ctxmode does not edit (inline or dotted). Nothing "
+            f"was changed; edit it by hand:\n{blocks}"
+        )
+    kept_items = [item for item in current if not ours(item)]
+    if [item for item in current if ours(item)] == entries:
+        return source
+    for (start, end), item in reversed(list(zip(spans, current, strict=True))):
+        if not ours(item):
+            continue
+        del lines[start:end]
+        # Undo the blank separator line an append added.
+        if (
+            start > 0
+            and not lines[start - 1].strip()
+            and (start == len(lines) or not lines[start].strip())
+        ):
+            del lines[start - 1]
+    new = "".join(lines)
+    if entries:
+        if new and not new.endswith("\n"):
+            new += "\n"
+        if new.strip() and not new.endswith("\n\n"):
+            new += "\n"
+        new += blocks
+    try:
+        after = tomllib.loads(new)
+    except tomllib.TOMLDecodeError:
+        after = None
+    others = {k: v for k, v in before.items() if k != key}
+    ok = (
+        after is not None
+        and {k: v for k, v in after.items() if k != key} == others
+        and after.get(key, []) == kept_items + entries
+    )
+    if not ok:
+        raise InvalidInput(
+            f"cannot edit {path} safely (its [[{key}]] tables are written in a form ctxmode "
+            f"does not edit). Nothing was changed; edit it by hand:\n{blocks}"
+        )
+    return new
+
+
+def render_toml_array_table(key: str, body: dict[str, Any]) -> str:
+    """``[[key]]`` followed by ``name = value`` lines."""
+    lines = [f"[[{_toml_key(key)}]]"]
+    lines += [f"{_toml_key(k)} = {_toml_value(v)}" for k, v in body.items()]
+    return "\n".join(lines) + "\n"
 
 
 # --- writing ----------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ Files written, relative to the project root (scope ``project``) or the home fold
     qwen-code    .qwen/settings.json (hooks and mcpServers in one file)
     copilot-cli  .github/copilot/settings.local.json        .github/mcp.json
                  (user: ~/.copilot/settings.json)           (user: ~/.copilot/mcp-config.json)
+    kimi-code    user scope only: ~/.kimi-code/config.toml [[hooks]], ~/.kimi-code/mcp.json
 
 Invariants:
 - Every hook runs ``<python> -m ctxmode hook <event> --agent <agent>`` (or, for Claude Code's
@@ -286,6 +287,14 @@ def _plan(
     plans: list[_Pending | None] = []
     if agent == "opencode":
         plans.append(_plan_plugin(layout.hooks, python, uninstall=uninstall))
+    elif agent == "kimi-code":
+        from ctxmode.agents import kimi
+
+        old, new = kimi.plan(layout.hooks, python, uninstall=uninstall)
+        what = f"ctxmode hooks for {len(EVENTS[agent])} events ([[hooks]] tables)"
+        if old is not None or new is not None:
+            new = None if uninstall and new is not None and not new.strip() else new
+            plans.append(_Pending(layout.hooks, old, new, what, uninstall))
     else:
         events = list(dict.fromkeys(e for e, _ in EVENTS[agent]))
         what = f"ctxmode hooks for {len(events)} events ({', '.join(events)})"
@@ -385,6 +394,11 @@ def _run(
     scope = check_scope(scope)
     root = Path(project_root).absolute()
     home_path = Path(home).absolute() if home is not None else config.home_dir()
+    if agent == "kimi-code" and scope == "project":
+        raise InvalidInput(
+            "Kimi Code reads hooks only from its user config ($KIMI_CODE_HOME/config.toml, "
+            "~/.kimi-code by default): run `ctxmode install kimi-code --scope user`"
+        )
     if trust and agent not in ("codex", "gemini-cli", "copilot-cli"):
         raise InvalidInput(
             "--trust is for Codex (its hook review), Gemini CLI and Copilot CLI (their folder "
@@ -584,6 +598,11 @@ def _agent_notes(agent: str, root: Path, home: Path, problems: list[str]) -> Non
                 )
 
 
+def _install_command(agent: str) -> str:
+    """The command that installs ``agent`` (Kimi Code: user scope only)."""
+    return f"ctxmode install {agent}" + (" --scope user" if agent == "kimi-code" else "")
+
+
 def status(agent: str, *, project_root: Path, home: Path | None = None) -> AgentStatus:
     """How ctxmode is wired into ``agent`` across both scopes; never raises for bad config files
     (they are reported in ``problems``)."""
@@ -608,6 +627,15 @@ def status(agent: str, *, project_root: Path, home: Path | None = None) -> Agent
                 hooks_ok = hooks_ok or found
                 events: set[str] = {"plugin"} if found else set()
                 pythons = [python] if python else []
+            elif agent == "kimi-code":
+                from ctxmode.agents import kimi
+
+                try:
+                    events, pythons = kimi.installed(path)
+                except CtxmodeError as exc:
+                    problems.append(str(exc))
+                    events, pythons = set(), []
+                hooks_ok = hooks_ok or bool(events and expected <= events)
             else:
                 doc = _read_json_leniently(path, problems) or {}
                 events, pythons = _our_hooks(doc, nested)
@@ -633,9 +661,9 @@ def status(agent: str, *, project_root: Path, home: Path | None = None) -> Agent
             if python:
                 server_pythons.append(python)
     if hooks_ok and not mcp_ok:
-        problems.append(f"the MCP server is not registered; run `ctxmode install {agent}`")
+        problems.append(f"the MCP server is not registered; run `{_install_command(agent)}`")
     if mcp_ok and not hooks_ok and not any("hooks missing" in p for p in problems):
-        problems.append(f"hooks are not installed; run `ctxmode install {agent}`")
+        problems.append(f"hooks are not installed; run `{_install_command(agent)}`")
     pythons = list(dict.fromkeys(hook_pythons + server_pythons))
     if len(pythons) > 1:
         problems.append(f"entries run different interpreters: {', '.join(pythons)}; reinstall")

@@ -28,6 +28,7 @@ AGENTS: tuple[str, ...] = (
     "opencode",
     "qwen-code",
     "copilot-cli",
+    "kimi-code",
 )
 SCOPES: tuple[str, ...] = ("project", "user")
 _ALIASES = {
@@ -124,6 +125,17 @@ EVENTS: dict[str, tuple[tuple[str, str], ...]] = {
         ("Stop", "stop"),
         ("SessionEnd", "session-end"),
     ),
+    # Kimi Code: no PreToolUse (it can only block there); PostToolUse is not awaited and its
+    # output ignored; SessionStart output is ignored too: context goes with the next prompt.
+    "kimi-code": (
+        ("PostToolUse", "post-tool-use"),
+        ("PostToolUseFailure", "post-tool-use-failure"),
+        ("UserPromptSubmit", "user-prompt-submit"),
+        ("PreCompact", "pre-compact"),
+        ("SessionStart", "session-start"),
+        ("Stop", "stop"),
+        ("SessionEnd", "session-end"),
+    ),
 }
 
 #: (agent, agent's event) -> the matcher of ctxmode's group (none: every tool).
@@ -142,6 +154,7 @@ SERVERS_KEY = {
     "vscode": "servers",
     "opencode": "mcp",
     "copilot-cli": "mcpServers",
+    "kimi-code": "mcpServers",
 }
 PLUGIN_MARKER = "Written by `ctxmode install opencode`"
 PLUGIN_PLACEHOLDER = '"__CTXMODE_PYTHON__"'
@@ -220,6 +233,9 @@ def agent_layout(agent: str, scope: str, root: Path, home: Path) -> Layout:
             )
         folder = config.copilot_home(home)
         return Layout(folder / "settings.json", folder / "mcp-config.json")
+    if agent == "kimi-code":  # user scope only (``agents.kimi``)
+        folder = config.kimi_home(home)
+        return Layout(folder / "config.toml", folder / "mcp.json")
     if agent == "vscode":
         if scope == "project":
             return Layout(

@@ -66,7 +66,11 @@ def _render(report: dict[str, Any]) -> None:
 @click.command(name="eval")
 @click.argument("tasks_file", metavar="TASKS.toml", type=click.Path(dir_okay=False))
 @click.option(
-    "--agent", type=click.Choice(["claude-code"]), default="claude-code", show_default=True
+    "--agent",
+    type=click.Choice(["claude-code", "qwen-code", "copilot-cli"]),
+    default="claude-code",
+    show_default=True,
+    help="The agent to drive headlessly (Qwen Code: with --approval-mode from --permission-mode).",
 )
 @click.option("--agent-bin", metavar="PATH", help="The agent's executable (default: on PATH).")
 @click.option(
@@ -125,7 +129,7 @@ def eval_command(
     tasks = load_tasks(Path(cli_path(tasks_file)))
     binary = agents.resolve_binary(agent, cli_path(agent_bin) if agent_bin else None)
     # The first line: some binaries print a multi-line banner for --version.
-    version = (agents.preflight(binary, agents.agent_env({})).splitlines() or ["unknown"])[0]
+    version = (agents.preflight(binary, agents.agent_env({}), agent).splitlines() or ["unknown"])[0]
     if out_dir:
         out = Path(cli_path(out_dir))
         if out.exists() and (not out.is_dir() or any(out.iterdir())):

@@ -252,6 +252,14 @@ def copilot_home(home: Path | None = None) -> Path:
     return Path(value) if value else (home or home_dir()) / ".copilot"
 
 
+def kimi_home(home: Path | None = None) -> Path:
+    """Kimi Code's own folder ($KIMI_CODE_HOME, else ``home``/.kimi-code)."""
+    from pathlib import Path
+
+    value = os.environ.get("KIMI_CODE_HOME", "").strip()
+    return Path(value) if value else (home or home_dir()) / ".kimi-code"
+
+
 def gemini_home(home: Path | None = None) -> Path:
     """The folder holding Gemini CLI's ``.gemini/`` user folder: $GEMINI_CLI_HOME, else ``home``."""
     from pathlib import Path

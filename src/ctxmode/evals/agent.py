@@ -1,7 +1,13 @@
 """The agent under test, run headlessly with the user's own environment.
 
 Claude Code: ``claude -p --output-format stream-json --verbose --include-hook-events``, the
-prompt on stdin. Its login, ``ANTHROPIC_BASE_URL`` and the like come from the environment the
+prompt on stdin. Qwen Code: ``qwen -o stream-json --approval-mode MODE -p PROMPT``, whose
+stream has Claude Code's shape (``system``/``assistant``/``result`` lines) but no hook lines,
+so what ctxmode injected is not counted there (the store's figures still are). GitHub Copilot
+CLI: ``copilot -p PROMPT --output-format json --allow-all[-tools] --trust-folder`` (the
+folder trust for this run only: the with-arm's hooks are project hooks); its JSON events give
+turns, tool calls and the session, no token figures and no hook output. The agent's
+login, ``ANTHROPIC_BASE_URL``/``OPENAI_BASE_URL`` and the like come from the environment the
 eval was started in; only ctxmode's own variables (and the ones a parent Claude Code sets for
 its children) are replaced, so neither arm can reach the user's store.
 
@@ -29,6 +35,7 @@ __all__ = [
     "AGENTS",
     "AgentRun",
     "agent_env",
+    "parse_copilot_events",
     "parse_stream",
     "preflight",
     "resolve_binary",
@@ -36,9 +43,15 @@ __all__ = [
 ]
 
 #: Agents ``ctxmode eval`` can drive, and their default binary.
-AGENTS = {"claude-code": "claude"}
-#: Tools that change a file: "tool calls before the first edit" counts up to one of these.
-EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
+AGENTS = {"claude-code": "claude", "qwen-code": "qwen", "copilot-cli": "copilot"}
+#: Tools that change a file: "tool calls before the first edit" counts up to one of these
+#: (Claude Code's, Qwen Code's).
+EDIT_TOOLS = frozenset(
+    {"Edit", "MultiEdit", "Write", "NotebookEdit", "edit", "write_file", "create"}
+)
+#: Claude Code's permission modes as Qwen Code approval modes.
+_QWEN_APPROVAL = {"bypassPermissions": "yolo", "dontAsk": "yolo", "acceptEdits": "auto-edit",
+                  "default": "default", "plan": "plan"}  # fmt: skip
 #: Variables a parent Claude Code session sets; inherited, they would point a child's hooks at
 #: the user's project (or stop Claude Code from starting inside another one).
 _DROPPED = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", config.ENV_CLAUDE_PROJECT_DIR)
@@ -55,16 +68,17 @@ def resolve_binary(agent: str, agent_bin: str | None) -> str:
         hint = (
             f"{name} does not exist or is not executable"
             if agent_bin
-            else f"{name!r} is not on PATH; install Claude Code or pass --agent-bin PATH"
+            else f"{name!r} is not on PATH; install {agent} or pass --agent-bin PATH"
         )
         raise InvalidInput(f"cannot run the agent: {hint}")
     return found
 
 
-def preflight(binary: str, env: dict[str, str]) -> str:
+def preflight(binary: str, env: dict[str, str], agent: str = "claude-code") -> str:
     """The agent's version; ``InvalidInput`` when it does not start or is not logged in.
 
-    Cheap: ``--version`` and ``auth status --json`` are local, no model request is made.
+    Cheap: ``--version`` and ``auth status --json`` are local, no model request is made. Qwen
+    Code has no local login check: a run without credentials fails and is reported as such.
     """
 
     def run(args: list[str]) -> subprocess.CompletedProcess[str]:
@@ -78,6 +92,8 @@ def preflight(binary: str, env: dict[str, str]) -> str:
     version = run(["--version"])
     if version.returncode:
         raise InvalidInput(f"{binary} --version failed: {version.stderr.strip()[:300]}")
+    if agent != "claude-code":
+        return version.stdout.strip()
     status = run(["auth", "status", "--json"])
     try:
         logged_in = bool(json.loads(status.stdout).get("loggedIn"))
@@ -216,6 +232,7 @@ def run_agent(
     raw_path: Path,
     stderr_path: Path,
     permission_mode: str,
+    agent: str = "claude-code",
 ) -> AgentRun:
     """Run one headless session in ``cwd``; its stdout is saved to ``raw_path`` as it comes.
 
@@ -231,6 +248,20 @@ def run_agent(
         "--permission-mode",
         permission_mode,
     ]
+    if agent == "qwen-code":
+        mode = _QWEN_APPROVAL.get(permission_mode, "default")
+        args = [binary, "-o", "stream-json", "--approval-mode", mode, "-p", prompt]
+        prompt = ""
+    elif agent == "copilot-cli":
+        allow = (
+            "--allow-all"
+            if permission_mode in ("bypassPermissions", "dontAsk")
+            else (
+                "--allow-all-tools"  # required by ``-p``
+            )
+        )
+        args = [binary, "-p", prompt, "--output-format", "json", allow, "--trust-folder"]
+        prompt = ""
     run = AgentRun()
     raw_path.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
@@ -263,4 +294,47 @@ def run_agent(
             raise
     run.wall_s = round(time.monotonic() - t0, 3)
     text = raw_path.read_text(encoding="utf-8", errors="replace")
+    if agent == "copilot-cli":
+        return parse_copilot_events(text.splitlines(), run)
     return parse_stream(text.splitlines(), run)
+
+
+def parse_copilot_events(lines: list[str], run: AgentRun) -> AgentRun:
+    """Fill ``run`` from Copilot CLI's ``--output-format json`` events (one JSON object a
+    line; unparseable lines are skipped). ``turns`` is set once the ``result`` line came."""
+    turns = 0
+    for raw in lines:
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(line, dict):
+            continue
+        kind, data = line.get("type"), line.get("data")
+        data = data if isinstance(data, dict) else {}
+        if kind == "session.mcp_servers_loaded":
+            servers = data.get("servers") or []
+            run.mcp_servers = sorted(
+                str(s.get("name"))
+                for s in servers
+                if isinstance(s, dict) and s.get("status") == "connected"
+            )
+        elif kind == "assistant.turn_start":
+            turns += 1
+        elif kind == "assistant.message":
+            for request in data.get("toolRequests") or []:
+                if not isinstance(request, dict):
+                    continue
+                name = str(request.get("name"))
+                if name in EDIT_TOOLS and run.tool_calls_before_edit is None:
+                    run.tool_calls_before_edit = run.tool_calls
+                run.tool_calls += 1
+                run.tools.append(name)
+            content = data.get("content")
+            if isinstance(content, str) and content:
+                run.result_text = content[:2000]
+        elif kind == "result":
+            run.turns = turns
+            run.session_id = run.session_id or line.get("sessionId")
+            run.is_error = _int(line.get("exitCode")) not in (0, None)
+    return run

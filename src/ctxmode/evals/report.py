@@ -163,6 +163,9 @@ def build_report(result: EvalResult) -> dict[str, Any]:
         "injected_bytes_source": (
             "the additionalContext of the agent's hook_response lines holding a "
             "<ctxmode_data> fence (the store records consumed resume snapshots only)"
+            if result.agent == "claude-code"
+            else f"not counted: {result.agent}'s stream shows no hook output (see the store's "
+            "snapshots_injected)"
         ),
         "tasks": tasks,
         "overall": _section(result.results, per_arm, spread_of=tasks),

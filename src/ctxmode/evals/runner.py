@@ -130,7 +130,9 @@ def _store_path(copy: Path) -> Path:
     return copy / config.CONTEXT_DIR / config.DB_NAME
 
 
-def _prepare_with(task: Task, copy: Path, project_store: Path | None) -> dict[str, Any]:
+def _prepare_with(
+    task: Task, copy: Path, project_store: Path | None, agent: str = "claude-code"
+) -> dict[str, Any]:
     from ctxmode.exchange.transfer import import_lines
     from ctxmode.store import Store
 
@@ -143,13 +145,13 @@ def _prepare_with(task: Task, copy: Path, project_store: Path | None) -> dict[st
         info = {"source": "project"}
     with Store.open(db, root=copy):  # migrated to this ctxmode's schema, or created
         pass
-    installer.install("claude-code", scope="project", project_root=copy, home=config.home_dir())
+    installer.install(agent, scope="project", project_root=copy, home=config.home_dir())
     return info
 
 
-def _prepare_without(copy: Path) -> None:
+def _prepare_without(copy: Path, agent: str) -> None:
     # A committed .mcp.json (or a copied settings file) may name ctxmode: take it out.
-    installer.uninstall("claude-code", scope="project", project_root=copy, home=config.home_dir())
+    installer.uninstall(agent, scope="project", project_root=copy, home=config.home_dir())
 
 
 def _store_figures(db: Path, session_id: str | None) -> dict[str, Any]:
@@ -184,16 +186,16 @@ def _store_figures(db: Path, session_id: str | None) -> dict[str, Any]:
     }
 
 
-def _traces(copy: Path, sentinel: Path, run: AgentRun) -> list[str]:
+def _traces(copy: Path, sentinel: Path, run: AgentRun, agent: str) -> list[str]:
     """Every sign of ctxmode in a without-arm run (should be none)."""
     found = []
     if (copy / config.CONTEXT_DIR).exists():
         found.append(f"{config.CONTEXT_DIR}/ in the copy")
     if sentinel.exists():
         found.append(f"a store at {sentinel}")
-    st = installer.status("claude-code", project_root=copy, home=copy / ".no-home")
+    st = installer.status(agent, project_root=copy, home=copy / ".no-home")
     if st.hooks_installed or st.mcp_installed:
-        found.append("ctxmode entries in the copy's Claude Code config")
+        found.append(f"ctxmode entries in the copy's {agent} config")
     if "ctxmode" in run.mcp_servers:
         found.append("the ctxmode MCP server was loaded")
     if run.injected_bytes:
@@ -222,9 +224,9 @@ def _one(
                 result.error = f"setup command {command!r} exited {rc}: {output[-500:]}"
                 return result
         if arm == "with":
-            result.store["loaded"] = _prepare_with(task, copy, opts.project_store)
+            result.store["loaded"] = _prepare_with(task, copy, opts.project_store, opts.agent)
         else:
-            _prepare_without(copy)
+            _prepare_without(copy, opts.agent)
         result.agent = run_agent(
             opts.binary,
             task.prompt,
@@ -234,6 +236,7 @@ def _one(
             raw_path=raw,
             stderr_path=raw.with_suffix(".stderr.txt"),
             permission_mode=opts.permission_mode,
+            agent=opts.agent,
         )
         if result.agent.timed_out:
             result.error = f"the agent did not finish within {task.timeout_s} s"
@@ -249,7 +252,7 @@ def _one(
         if arm == "with":
             result.store.update(_store_figures(_store_path(copy), result.agent.session_id))
         else:
-            result.ctxmode_traces = _traces(copy, sentinel, result.agent)
+            result.ctxmode_traces = _traces(copy, sentinel, result.agent, opts.agent)
     except KeyboardInterrupt:
         raise
     except Exception as exc:  # one broken run must not lose the others

@@ -27,7 +27,11 @@ OUTPUT_CAP_CHARS = 10_000
 #: Agents whose SessionStart has no ``compact`` source: the snapshot rides on the next prompt
 #: (Gemini, VS Code, Copilot CLI) or the next tool result (Cursor, whose prompt hook cannot
 #: add context).
-_INJECT_ON_PROMPT = frozenset({"gemini-cli", "vscode", "opencode", "copilot-cli"})
+_INJECT_ON_PROMPT = frozenset({"gemini-cli", "vscode", "opencode", "copilot-cli", "kimi-code"})
+#: Agents that read context from the prompt hook only (Kimi Code ignores SessionStart and
+#: PostToolUse output): what another hook would inject waits for the next prompt.
+_CONTEXT_ON_PROMPT_ONLY = frozenset({"kimi-code"})
+_DEFERRED = "deferred_context"
 _INJECT_ON_TOOL = frozenset({"cursor"})
 _PENDING = "pending_resume"
 _SUGGEST = "suggest_decision"
@@ -73,6 +77,8 @@ def context_output(ev: NormalizedHookEvent, text: str) -> dict[str, Any] | None:
     if ev.agent == "copilot-cli" and ev.kind in ("session_start", "user_prompt"):
         # Copilot CLI reads only the top-level field on these two events.
         return {"additionalContext": text}
+    if ev.agent == "kimi-code":  # appended to the prompt inside <hook_result>
+        return {"message": text}
     name = _NATIVE.get(ev.agent, _DEFAULT_NATIVE).get(ev.kind) or _DEFAULT_NATIVE.get(ev.kind)
     return {"hookSpecificOutput": {"hookEventName": name or ev.kind, "additionalContext": text}}
 
@@ -81,6 +87,22 @@ def handle(
     store: Store, ev: NormalizedHookEvent, idempotency_key: str | None
 ) -> dict[str, Any] | None:
     """Dispatch one hook call; return the JSON object to print, if any."""
+    out = _dispatch(store, ev, idempotency_key)
+    if out is None or ev.agent not in _CONTEXT_ON_PROMPT_ONLY or ev.kind == "user_prompt":
+        return out
+    text = out.get("message")
+    if isinstance(text, str) and text:
+        with store.transaction() as conn:
+            held = sessions.get_state(conn, ev.session_id, _DEFERRED)
+            joined = f"{held}\n{text}" if isinstance(held, str) and held else text
+            if len(joined) <= OUTPUT_CAP_CHARS:  # else what is held goes first, alone
+                sessions.set_state(conn, ev.session_id, _DEFERRED, joined, int(time.time()))
+    return None
+
+
+def _dispatch(
+    store: Store, ev: NormalizedHookEvent, idempotency_key: str | None
+) -> dict[str, Any] | None:
     kind = ev.kind
     if ev.agent == "gemini-cli":
         if kind == "pre_compact":
@@ -112,6 +134,10 @@ def handle(
             store.refresh_shared()  # teammates' shared files into the brief (exchange.team)
         return _session_start(store, ev, writable)
     if kind == "stop":
+        if ev.agent == "kimi-code":
+            from ctxmode.hooks.backfill import backfill
+
+            backfill(store, ev)  # the calls whose PostToolUse hooks Kimi killed
         if ev.stop_hook_active:
             return None
         if not ev.last_assistant_message and ev.transcript_path:
@@ -339,6 +365,11 @@ def _prompt_output(store: Store, ev: NormalizedHookEvent) -> dict[str, Any] | No
     if ev.agent == "cursor":
         return None  # beforeSubmitPrompt cannot add context
     parts = []
+    if ev.agent in _CONTEXT_ON_PROMPT_ONLY:
+        with store.transaction() as conn:
+            held = sessions.pop_state(conn, ev.session_id, _DEFERRED)
+        if isinstance(held, str) and held:
+            parts.append(held)
     if ev.agent in _INJECT_ON_PROMPT:
         text = _pending_text(store, ev)
         if text:
@@ -349,7 +380,11 @@ def _prompt_output(store: Store, ev: NormalizedHookEvent) -> dict[str, Any] | No
         row = store.conn.execute("SELECT data FROM events WHERE id = ?", (event_id,)).fetchone()
         if row:
             parts.append(_suggestion(row[0], ev.agent in _PLAIN_TEXT))
-    return context_output(ev, "\n".join(parts)) if parts else None
+    kept: list[str] = []
+    for part in parts:  # what fits under the cap, in order, rather than nothing at all
+        if len("\n".join([*kept, part])) <= OUTPUT_CAP_CHARS:
+            kept.append(part)
+    return context_output(ev, "\n".join(kept)) if kept else None
 
 
 def _suggestion(data_json: str, plain: bool = False) -> str:
@@ -454,7 +489,7 @@ def edited_paths(ev: NormalizedHookEvent) -> list[str]:
 #: tracing flag; OpenCode's ``tool.execute.before`` can change only the arguments, its
 #: ``tool.execute.after`` the output, to which ctxmode's plugin appends it): the knowledge
 #: follows the first read or edit.
-_KNOWLEDGE_AFTER_TOOL = frozenset({"gemini-cli", "opencode", "qwen-code"})
+_KNOWLEDGE_AFTER_TOOL = frozenset({"gemini-cli", "opencode", "qwen-code", "kimi-code"})
 
 
 def _knowledge_text(store: Store, ev: NormalizedHookEvent) -> str | None:

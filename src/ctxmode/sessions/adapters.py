@@ -28,6 +28,7 @@ AGENTS: tuple[str, ...] = (
     "opencode",
     "qwen-code",
     "copilot-cli",
+    "kimi-code",
 )
 
 #: Event names of every agent (lowercased, without ``-``/``_``/``.``) -> hook kind.
@@ -426,6 +427,28 @@ def _copilot(kind: str, raw_name: str, payload: dict[str, Any]) -> NormalizedHoo
     return _base("copilot-cli", extra.pop("kind", kind), payload, **extra)
 
 
+def _kimi(kind: str, raw_name: str, payload: dict[str, Any]) -> NormalizedHookEvent:
+    # Claude's tool names with ``path`` for the file; ``tool_output`` (cut to 2000 chars) or
+    # ``error {code, message}``; the prompt as content parts.
+    extra: dict[str, Any] = {}
+    tool_input = payload.get("tool_input")
+    if isinstance(tool_input, dict):
+        extra["tool_input"] = {("file_path" if k == "path" else str(k)): v
+                               for k, v in tool_input.items()}  # fmt: skip
+    if "tool_output" in payload:
+        extra["tool_response"] = payload.get("tool_output")
+    error = payload.get("error")
+    if isinstance(error, dict):
+        extra["error"] = _s(error.get("message")) or _s(error.get("code")) or "error"
+    prompt = payload.get("prompt")
+    if isinstance(prompt, list):
+        typed = "\n".join(
+            str(p.get("text")) for p in prompt if isinstance(p, dict) and p.get("type") == "text"
+        )
+        extra["prompt"] = _prompt({"prompt": typed})
+    return _base("kimi-code", kind, payload, **extra)
+
+
 def _shell_exit(text: str) -> int | None:
     """C of Copilot CLI's last ``completed with exit code C>`` shell status line."""
     at = text.rfind("completed with exit code ")
@@ -525,6 +548,7 @@ _ADAPTERS = {
     "opencode": _opencode,
     "qwen-code": _qwen,
     "copilot-cli": _copilot,
+    "kimi-code": _kimi,
 }
 
 
@@ -534,8 +558,13 @@ def call_key(kind: str, payload: dict[str, Any]) -> str:
     from ctxmode.core._lean import sha256_hex
 
     ident = payload.get("tool_use_id")
-    if kind in ("post_tool_use", "post_tool_use_failure") and isinstance(ident, str) and ident:
+    kimi_id = payload.get("tool_call_id")  # Kimi Code: the provider's id, maybe only per turn
+    finished = kind in ("post_tool_use", "post_tool_use_failure")
+    if finished and isinstance(ident, str) and ident:
         basis = f"{kind}\0tool_use_id\0{ident}"
+    elif finished and isinstance(kimi_id, str) and kimi_id:
+        inputs = json.dumps(payload.get("tool_input"), sort_keys=True, separators=(",", ":"))
+        basis = f"{kind}\0tool_call_id\0{payload.get('session_id')}\0{kimi_id}\0{inputs}"
     else:
         # Canonical JSON, not the raw bytes: an agent that re-serialises a retried payload
         # (other key order or spacing) still sends the same call.
