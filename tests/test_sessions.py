@@ -72,7 +72,7 @@ def test_retried_hook_with_the_same_idempotency_key_is_a_no_op(store: Store) -> 
 
 
 def test_cap_evicts_lowest_priority_oldest_first(project: Path) -> None:
-    (project / ".context").mkdir()
+    (project / ".context").mkdir(exist_ok=True)
     (project / ".context" / "config.toml").write_text("max_session_events = 20\n")
     with Store.open(project / ".context" / "context.db") as store:
         for i in range(5):
