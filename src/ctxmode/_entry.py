@@ -12,8 +12,10 @@ import sys
 
 def main() -> None:
     argv = sys.argv[1:]
-    # ``ctxmode hook`` alone or ``hook --help`` is a person asking: the CLI prints its help.
-    if argv[:1] == ["hook"] and argv[1:2] not in ([], ["-h"], ["--help"]):
+    # ``hook --help``, or ``hook`` alone typed at a terminal, is a person asking: the CLI
+    # prints its help. An agent's call (a payload on stdin) always takes the fast path.
+    asking = argv[1:2] in (["-h"], ["--help"]) or (len(argv) == 1 and sys.stdin.isatty())
+    if argv[:1] == ["hook"] and not asking:
         from ctxmode.hooks.runner import main as hook_main
 
         code = hook_main(argv[1:], keep_store_open=True)
