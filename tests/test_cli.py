@@ -397,7 +397,6 @@ def test_help_answers_the_next_question_and_typos_get_a_suggestion(project: Path
     assert "[[task]]" in run_cli("eval", "--help", cwd=project).stdout
     hook_help = run_cli("hook", "--help", cwd=project)
     assert hook_help.returncode == 0 and "session-start" in hook_help.stdout
-    assert "pre-tool-use" in run_cli("hook", cwd=project).stdout
     typo = run_cli("serach", "foo", cwd=project)
     assert typo.returncode == 1 and "Did you mean 'search'?" in typo.stderr
     wrong_type = run_cli("add", "desicion", "x", cwd=project)

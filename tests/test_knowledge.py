@@ -193,3 +193,14 @@ def test_session_scope_dropped_when_session_ends(store: Store) -> None:
     store.write_context("snippet", "scratch", scope="session", session_id="s1")
     assert store.end_session("s1") == 1
     assert [c.id for c in store.list_contexts()] == [kept]
+
+
+def test_decision_labels_follow_the_language_of_the_content(store: Store) -> None:
+    zh = store.write_decision({"decision": "刷新令牌采用轮换机制", "background": "旧令牌可被重放",
+                               "rationale": "降低泄露风险"})  # fmt: skip
+    assert (
+        store.get_context(zh.id).content
+        == "刷新令牌采用轮换机制\n背景：旧令牌可被重放\n理由：降低泄露风险"
+    )
+    en = store.write_decision({"decision": "Use SQLite", "rationale": "local-first"})
+    assert store.get_context(en.id).content == "Use SQLite\nRationale: local-first"

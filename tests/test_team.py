@@ -504,12 +504,16 @@ def test_the_link_relation_and_git_owner_survive_sharing(clones: tuple[Path, Pat
               "--relation", "defines")["id"]  # fmt: skip
     ctx(alice, "link", str(cid), "src/invoice.py")
     assert ctx(alice, "show", str(cid))["owner"] == "Alice Liddell"
-    ctx(alice, "share", str(cid))
+    shared = run_cli("share", str(cid), cwd=alice).stdout
+    assert "Numbers such as #12 are this clone's" in shared
     (path,) = shared_files(alice)
     assert 'files: ["src/billing.py (defines)", "src/invoice.py"]' in path.read_text()
     git(alice, "add", "src")
     push(alice, "share")
     assert pull(bob).returncode == 0
+    listing = run_cli("team", cwd=bob).stdout
+    assert "new in the repo: a teammate's items" in listing and "imports them" in listing
+    assert "#numbers are this clone's own" in listing
     (item,) = ctx(bob, "query", "--all")["items"]
     shown = ctx(bob, "show", str(item["id"]))
     assert shown["owner"] == "Alice Liddell"

@@ -309,3 +309,36 @@ def test_another_local_page_cannot_drive_the_viewer(page: Page, server: Server) 
             thread.join()
     with server.store() as store:
         assert store.get_task(s.other_task).status == "pending"
+
+
+def test_the_viewer_follows_a_chinese_browser(browser: Browser, server: Server) -> None:
+    b = browser.browser_type.launch(
+        executable_path=str(CHROMIUM), headless=True, args=[*LAUNCH_ARGS, "--lang=zh-CN"]
+    )
+    try:
+        # Playwright sends its context's locale as Accept-Language (en-US unless told):
+        # --lang sets the browser's UI language, the locale what a zh-CN user's sends.
+        pg = b.new_context(locale="zh-CN").new_page()
+        pg.goto(server.url + "/")
+        assert pg.evaluate("navigator.language") == "zh-CN"
+        assert pg.locator("html").get_attribute("lang") == "zh-CN"
+        nav = pg.locator("header nav").inner_text()
+        assert all(word in nav for word in ("概览", "知识条目", "任务", "会话", "搜索"))
+        assert pg.locator("h1").inner_text() == "概览"
+        pg.goto(server.url + f"/contexts/{server.seeded.stale}")
+        assert "已过期" in pg.locator("#stale").inner_text()
+        assert "直接编辑" in pg.content()
+        pg.goto(server.url + "/contexts")
+        assert pg.locator("#context-list thead").inner_text().split()[:3] == [
+            "#",
+            "类型",
+            "内容",
+        ]
+    finally:
+        b.close()
+
+
+def test_an_english_browser_keeps_english(page: Page, server: Server) -> None:
+    page.goto(server.url + "/")
+    assert page.locator("h1").inner_text() == "Overview"
+    assert "Contexts" in page.locator("header nav").inner_text()

@@ -12,9 +12,9 @@ import sys
 
 def main() -> None:
     argv = sys.argv[1:]
-    # ``hook --help``, or ``ctxmode hook`` alone typed at a terminal, is a person asking: the CLI
-    # prints its help. Piped input is an agent's call: the runner (exit 0, nothing on stdout).
-    asking = argv[1:2] in (["-h"], ["--help"]) or (argv[1:2] == [] and sys.stdin.isatty())
+    # ``hook --help``, or ``hook`` alone typed at a terminal, is a person asking: the CLI
+    # prints its help. An agent's call (a payload on stdin) always takes the fast path.
+    asking = argv[1:2] in (["-h"], ["--help"]) or (len(argv) == 1 and sys.stdin.isatty())
     if argv[:1] == ["hook"] and not asking:
         from ctxmode.hooks.runner import main as hook_main
 

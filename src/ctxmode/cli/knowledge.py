@@ -81,13 +81,18 @@ def init_cmd(ctx: click.Context, as_json: bool) -> None:
             "created": not existed,
             "schema_version": SCHEMA_VERSION,
         }
-    emit(
-        as_json,
-        data,
-        lambda: click.echo(
+
+    def human() -> None:
+        click.echo(
             f"{'Created' if data['created'] else 'Found'} {data['db']} (schema {SCHEMA_VERSION})"
-        ),
-    )
+        )
+        if data["created"]:
+            click.echo(
+                "Next: connect your agent with `ctxmode install claude-code` (`ctxmode agents` "
+                "lists the others), then store what it should know: `ctxmode add --help`"
+            )
+
+    emit(as_json, data, human)
 
 
 @click.command("add")

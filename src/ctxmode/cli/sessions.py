@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from ctxmode.cli._common import emit, format_time, handle_errors, json_option, printable, state
@@ -100,7 +102,7 @@ def hook_cmd(args: tuple[str, ...]) -> None:
     the payload's working directory. ``ctxmode hook ...`` as the first words skips this CLI
     entirely for speed; this command is the same runner for other spellings.
     """
-    if not args or args[0] in ("-h", "--help"):
+    if args[:1] in (("-h",), ("--help",)) or (not args and sys.stdin.isatty()):
         click.echo(click.get_current_context().get_help())
         click.echo(
             "\nEVENT, in any agent's spelling: session-start, user-prompt-submit, pre-tool-use, "

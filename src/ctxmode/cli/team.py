@@ -45,6 +45,10 @@ def share_cmd(ctx: click.Context, ids: tuple[str, ...], no_task: bool, as_json: 
             click.echo(f"#{item.context_id} is already shared ({item.file})")
         if result.shared:
             click.echo("Commit the file(s) to share them: git add .context/shared && git commit")
+            click.echo(
+                "Numbers such as #12 are this clone's; a teammate's clone numbers the item "
+                "itself. The file name is the id that stays the same everywhere."
+            )
 
     emit(as_json, result.to_dict(), human)
 
@@ -78,6 +82,20 @@ _LABELS = {
 }
 
 
+#: What to do about items in a state, said once under the list.
+_ADVICE = {
+    "new_in_repo": "a teammate's items, pulled with git; any ctxmode command (or ctxmode "
+    "sync) imports them into this clone's store",
+    "changed_in_repo": "edited by a teammate; ctxmode sync (or any command) takes their version",
+    "changed_locally": "edited here; commit .context/shared to share the change",
+    "deleted_in_repo": "removed by a teammate; ctxmode sync archives the local copy",
+    "deleted_locally": "commit the deletion of the file (git add -A .context/shared)",
+    "conflicted": "edited on both sides; keep one: ctxmode sync --ours ID or --theirs ID "
+    "(ID: the file name without .md)",
+    "invalid": "fix the file as the message says, then run ctxmode sync",
+}
+
+
 @click.command("team")
 @json_option
 @click.pass_context
@@ -107,6 +125,13 @@ def team_cmd(ctx: click.Context, as_json: bool) -> None:
                 click.echo(f"{'':>28}{printable(item.title)}")
             if item.message:
                 click.echo(f"{'':>28}{printable(item.message)}")
+        states = {i.state for i in status.items}
+        for state_, advice in _ADVICE.items():
+            if state_ in states:
+                click.echo(f"{_LABELS[state_]}: {advice}")
+        if any(i.uncommitted for i in status.items):
+            click.echo("not committed: git add .context/shared && git commit, then push")
+        click.echo("(#numbers are this clone's own; the file names are shared)")
 
     emit(as_json, status.to_dict(), human)
     if status.problems:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ctxmode.core import config
+from ctxmode.core import cjk, config
 from ctxmode.core.errors import InvalidInput, NotFound, PathOutsideProject
 from ctxmode.core.models import (
     DECISION_FIELDS,
@@ -317,11 +317,17 @@ def render_decision(fields: dict[str, str]) -> str:
             f"unknown decision field(s) {', '.join(unknown)}; use: {', '.join(DECISION_FIELDS)}"
         )
     lines = [str(fields["decision"]).strip()]
+    # Labels in the language of the content: Chinese text reads with Chinese labels.
+    zh = any(cjk.is_cjk_char(ch) for value in fields.values() for ch in str(value))
     for name in DECISION_FIELDS[1:]:
         value = str(fields.get(name, "")).strip()
         if value:
-            lines.append(f"{name.capitalize()}: {value}")
+            lines.append(f"{_ZH_LABELS[name]}：{value}" if zh else f"{name.capitalize()}: {value}")
     return "\n".join(lines)
+
+
+_ZH_LABELS = {"background": "背景", "options": "选项", "choice": "选择", "rationale": "理由",
+              "impact": "影响"}  # fmt: skip
 
 
 def write_decision(

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from ctxmode.core.db import Database
 
 DAY = 86_400
+#: Linked files larger than this are not re-hashed for the stale check (bytes).
+HASH_MAX_BYTES = 8 * 1024 * 1024
 
 
 def refresh_files(
@@ -52,7 +54,13 @@ def refresh_files(
     current: dict[int, str | None] = {}
     moved: list[tuple[int, str, str | None]] = []
     for file_id, path, old in conn.execute(sql, params).fetchall():
-        digest = file_hash(absolute_path(store, path))
+        full = absolute_path(store, path)
+        try:
+            huge = full.stat().st_size > HASH_MAX_BYTES
+        except OSError:
+            huge = False
+        # A huge file is not re-hashed on every query: it keeps the hash last seen.
+        digest = old if huge else file_hash(full)
         current[int(file_id)] = digest
         if digest != old:
             moved.append((int(file_id), str(path), digest))

@@ -40,7 +40,7 @@ from ctxmode.core.errors import CtxmodeError, InvalidInput, NotFound
 from ctxmode.core.models import CONTEXT_TYPES, RELATIONS, SCOPES, TASK_STATUSES, Context
 from ctxmode.knowledge import browse
 from ctxmode.store import EVENT_CATEGORIES, Store
-from ctxmode.web import forms
+from ctxmode.web import forms, i18n
 from ctxmode.web.charts import bar_chart
 from ctxmode.web.security import CSRF_FIELD, Forbidden, GuardMiddleware, Scope, check_token
 from ctxmode.web.templating import make_env
@@ -136,9 +136,14 @@ class Viewer:
         self, request: Request | None, name: str, data: dict[str, Any], status: int = 200
     ) -> HTMLResponse:
         done = request.query_params.get("done", "") if request is not None else ""
+        lang = i18n.language(request.headers.get("accept-language", "") if request else "")
+        t = i18n.translator(lang)
+        notice = DONE_MESSAGES.get(done, "")
         page = self.env.get_template(name).render(
             request_path=request.url.path if request is not None else "",
-            notice=DONE_MESSAGES.get(done, ""),
+            notice=t(notice) if notice else "",
+            lang=lang,
+            tr=t,
             **data,
         )
         return HTMLResponse(page, status_code=status)
@@ -521,7 +526,7 @@ class Viewer:
 
     async def forbidden_page(self, scope: Scope, exc: Forbidden) -> tuple[int, bytes]:
         page = self.env.get_template("error.html").render(
-            request_path="", notice="", status=403, message=str(exc)
+            request_path="", notice="", status=403, message=str(exc), lang="en", tr=str
         )
         return 403, page.encode()
 

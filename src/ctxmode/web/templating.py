@@ -14,6 +14,8 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
+from ctxmode.web.i18n import Loader
+
 TEMPLATES_DIR = Path(__file__).parent / "templates"
 
 
@@ -92,7 +94,7 @@ def snapshot_card(text: str) -> list[tuple[str, list[str]]]:
 def make_env() -> jinja2.Environment:
     """The template environment: autoescape everything, fail on undefined names."""
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES_DIR),
+        loader=Loader(TEMPLATES_DIR),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
