@@ -391,7 +391,9 @@ def record_events(db_path: Path, session_id: str, prompts: list[str], now: int) 
     ev = NormalizedHookEvent(agent="claude", kind="user_prompt", session_id=session_id)
     with Store.open(db_path) as s:
         for i, text in enumerate(prompts):
-            rec = EventRecord("prompt", "user_prompt", {"prompt": text})
+            rec = EventRecord(
+                "prompt", "user_prompt", {"text": text}
+            )  # as prompt_records stores it
             sessions.record(s, ev, [rec], now_ms=(now + i) * 1000)
 
 
