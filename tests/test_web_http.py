@@ -550,3 +550,14 @@ def test_share_and_unshare_a_context(client: TestClient, store: Store, seeded: S
     # A reference is not shared: the refusal is shown, nothing is written.
     r = post(client, f"/contexts/{seeded.reference}/share", {})
     assert r.status_code == 400 and "is a reference" in error_of(r.text)
+
+
+def test_a_form_between_1_and_2_mb_gets_the_content_limit_message(
+    client: TestClient, store: Store
+) -> None:
+    """Starlette refuses a form part over 1 MB with a generic 400; the body cap is 2 MB."""
+    before = dump(store)
+    r = post(client, "/contexts", {"type": "decision", "content": "B" * 1_500_000})
+    assert r.status_code == 400
+    assert "over the 100000 limit" in error_of(r.text), error_of(r.text)
+    assert dump(store) == before

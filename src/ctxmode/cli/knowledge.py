@@ -415,10 +415,10 @@ def export_cmd(ctx: click.Context, as_json: bool) -> None:
 @handle_errors
 def import_cmd(ctx: click.Context, source: Any, as_json: bool) -> None:
     """Import an export file (- for stdin); duplicates are skipped by content hash."""
-    from ctxmode.exchange.transfer import import_lines
+    from ctxmode.exchange.transfer import import_lines, read_export
 
     try:
-        lines = source.readlines()
+        lines = read_export(source)
     except UnicodeDecodeError as exc:
         raise InvalidInput(f"{source.name} is not UTF-8 text; pass a ctxmode export") from exc
     with state(ctx).store() as store, working(f"Importing {len(lines)} lines", quiet=as_json):
