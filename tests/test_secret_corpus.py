@@ -326,3 +326,19 @@ def test_share_refuses_what_the_redactor_would_change(project: Path) -> None:
         assert needle not in proc.stderr + proc.stdout
         shared = project / ".context" / "shared"
         assert not shared.exists() or not list(shared.glob("*.md"))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "task:" * 20000 + "token=abc",
+        "api_key=" * 20000,
+        "password: " * 20000,
+        "密码是" * 30000,
+        "TOKEN_TTL: " * 5000 + "API_KEY=" + SECRETS[0][1],
+    ],
+)
+def test_repetitive_input_neither_recurses_nor_leaks(text: str) -> None:
+    """Names repeated without end once made the redactor recurse past Python's limit."""
+    out = redact(text)
+    assert SECRETS[0][1] not in out

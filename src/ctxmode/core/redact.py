@@ -170,11 +170,21 @@ def _credential_like(value: str) -> bool:
     return any(c.isupper() for c in value[1:]) and any(c.islower() for c in value)
 
 
+#: An identifier holding a secret keyword: the head of an assignment of its own.
+_KEYWORD_NAME = LazyRegex(
+    r"[A-Za-z][A-Za-z0-9_.-]*(?i:pass|pwd|secret|token|key|credential|auth|dsn|conn|salt|sig"
+    r"|cookie|webhook|bearer)[A-Za-z0-9_.-]*"
+)
+
+
 def _secret_value(raw: str, tier: str, colon: bool, spaced: bool) -> bool:
     quoted = raw[:1] in "\"'" or raw.startswith('\\"')
     value = raw.strip("\\\"'")
     if not value or value.startswith("[REDACTED") or value.lower() in _PLACEHOLDERS:
         return False
+    inner = value.find("=")
+    if inner > 0 and _KEYWORD_NAME.fullmatch(value[:inner]):
+        return False  # ``API_KEY=…`` inside the value: judged on its own (``_sub_assignments``)
     if not quoted and _CODE_VALUE.match(raw):
         return False
     if value.startswith(("<", "${", "{{", "***", "xxx", "XXX", "...")) or "://" in value:
@@ -192,7 +202,8 @@ def _secret_value(raw: str, tier: str, colon: bool, spaced: bool) -> bool:
     return len(value) >= 4
 
 
-def _assignment(m: re.Match[str]) -> str:
+def _assignment(m: re.Match[str]) -> str | None:
+    """The redacted match, or None when its value is not a secret."""
     head, name, sep, raw = m.group(1), m.group(2), m.group(3), m.group(4)
     tier = _name_tier(name)
     colon = "=" not in sep and "\uff1d" not in sep
@@ -201,10 +212,38 @@ def _assignment(m: re.Match[str]) -> str:
         or _FILE_NAME.search(name.lower())
         or not _secret_value(raw, tier, colon, spaced=sep != sep.strip())
     ):
-        # The value may hold an assignment of its own (``TOKEN_TTL: API_KEY=…``).
-        inner = _ASSIGNMENT.sub(_assignment, raw) if len(raw) > 3 else raw
-        return head + inner
+        return None
     return head + "[REDACTED:secret]"
+
+
+#: The longest unquoted value an assignment match holds (the scan stays linear); a longer
+#: secret value is replaced whole all the same (``_BARE_RUN``).
+_VALUE_CHARS = 512
+_BARE_RUN = LazyRegex(_BARE)
+
+
+def _sub_assignments(pattern: LazyRegex, text: str) -> str:
+    """``pattern.sub(_assignment, text)``, except that a match whose value is not a secret is
+    searched again from its value on (``task:API_KEY=…``, ``TOKEN_TTL: API_KEY=…``), in one
+    left-to-right pass."""
+    out: list[str] = []
+    pos = last = 0
+    while True:
+        m = pattern.search(text, pos)
+        if m is None:
+            break
+        new = _assignment(m)
+        if new is None:
+            pos = max(m.start(4), m.start() + 1)
+            continue
+        end = m.end()
+        if m.group(4)[:1] not in "\"'\\":
+            run = _BARE_RUN.match(text, end)
+            end = run.end() if run else end
+        out += (text[last : m.start()], new)
+        last = pos = end
+    out.append(text[last:])
+    return "".join(out)
 
 
 def _json_secret(m: re.Match[str]) -> str:
@@ -423,9 +462,9 @@ _PATTERNS: tuple[tuple[str, LazyRegex, Replacement], ...] = (
             r"(?=[A-Za-z0-9_.-]{0,79}?(?i:pass|pwd|secret|token|key|credential|auth|dsn|conn"
             r"|salt|sig|cookie|webhook|bearer))"
             r"([A-Za-z][A-Za-z0-9_.-]{0,79})(" + _SEP + r"))"
-            r"(\\\"[^\"\n\\]*\\\"|\"[^\"\n]*\"|'[^'\n]*'|" + _BARE + r")"
+            r"(\\\"[^\"\n\\]*\\\"|\"[^\"\n]*\"|'[^'\n]*'|" + _BARE[:-1] + "{1,512})"
         ),
-        _assignment,
+        lambda m: _assignment(m) or m.group(0),
     ),
     (
         "json_secret",
@@ -598,7 +637,10 @@ def _per_line(
     for i, line in enumerate(lines):
         low = line.lower()
         if any(t in low for t in triggers):
-            lines[i] = pattern.sub(replacement, line)
+            if pattern is _ASSIGNMENT:
+                lines[i] = _sub_assignments(pattern, line)
+            else:
+                lines[i] = pattern.sub(replacement, line)
     return "\n".join(lines)
 
 
