@@ -390,7 +390,7 @@ _PATTERNS: tuple[tuple[str, LazyRegex, Replacement], ...] = (
         "authorization",
         # Also as a JSON key ("Authorization": "...") and in JSON-escaped text (\"...\").
         LazyRegex(
-            r"(?i)(?<![A-Za-z0-9_])((?:proxy-)?authorization(?:\\?[\"'])?\s*[:=\uff1a]\s*"
+            r"(?ai)(?<![A-Za-z0-9_])((?:proxy-)?authorization(?:\\?[\"'])?\s*[:=\uff1a]\s*"
             r"(?:\\?[\"'])?)((?:bearer|basic|token|digest|negotiate|apikey|sso-key)\s+)?"
             r"([^\s\"',;\\]+)"
         ),
@@ -398,18 +398,18 @@ _PATTERNS: tuple[tuple[str, LazyRegex, Replacement], ...] = (
     ),
     (
         "bearer",
-        LazyRegex(r"(?i)(?<![A-Za-z0-9_])(bearer\s+)([A-Za-z0-9._~+/=-]{12,})"),
+        LazyRegex(r"(?ai)(?<![A-Za-z0-9_])(bearer\s+)([A-Za-z0-9._~+/=-]{12,})"),
         _bearer,
     ),
     (
         "url_credentials",
-        LazyRegex(r"(?i)(?<![A-Za-z0-9_])([a-z][a-z0-9+.-]*://[^\s:/@\[\]]*:)[^\s@/]+(@)"),
+        LazyRegex(r"(?<![A-Za-z0-9_])([A-Za-z][A-Za-z0-9+.-]*://[^\s:/@\[\]]*:)[^\s@/]+(@)"),
         r"\1[REDACTED:url_password]\2",
     ),
     (
         "url_token",
         # A user part alone holding a key: Sentry DSNs, ``https://<token>@host``.
-        LazyRegex(r"(?i)(?<![A-Za-z0-9_])([a-z][a-z0-9+.-]*://)([A-Za-z0-9_-]{8,})@([^\s/@]+)"),
+        LazyRegex(r"(?<![A-Za-z0-9_])([A-Za-z][A-Za-z0-9+.-]*://)([A-Za-z0-9_-]{8,})@([^\s/@]+)"),
         _url_userinfo,
     ),
     (
@@ -536,10 +536,11 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     ),  # fmt: skip
     "authorization": ("authorization",),
     "bearer": ("bearer",),
-    "url_credentials": ("://",),
-    "url_token": ("://",),
+    # Both need "://" and "@"; "@" is the rarer in hook text (every path-free URL has "://").
+    "url_credentials": ("@",),
+    "url_token": ("@",),
     "url_token_param": ("token", "key", "secret", "password", "sig", "auth"),
-    "cli_credentials": ("-u", "--user", "--proxy-user"),
+    "cli_credentials": ("-u ", "-u=", "-u'", '-u"', "--user", "--proxy-user"),
     "secret_flag": (
         "-pass",
         "-pwd",
