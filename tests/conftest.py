@@ -42,6 +42,7 @@ HOT_PATH = (
     "ctxmode.core.redact",
     "ctxmode.core.schema",
     "ctxmode.core.schema_later",
+    "ctxmode.core.secret_shapes",
     "ctxmode.exchange",
     "ctxmode.exchange.team_state",
     "ctxmode.hooks",

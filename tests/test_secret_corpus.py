@@ -204,7 +204,7 @@ async def test_corpus_through_every_path(project: Path) -> None:
     mcp_out += await _write_context(project, lookalike_blob)
 
     # Knowledge linked to a file is injected when the agent edits it.
-    linked = run_cli("add", "constraint", secrets[0], "--file", "src/app.py", cwd=project)
+    linked = run_cli("add", "constraint", secrets[0], "--file", "src/app.py", "--json", cwd=project)
     assert linked.returncode == 0, linked.stderr
 
     # Calls made while another process holds the write lock: their records go to the spool.
@@ -276,6 +276,20 @@ async def test_corpus_through_every_path(project: Path) -> None:
         "mcp results": mcp_out,
         **injected,
     }
+    # The viewer's pages.
+    from starlette.testclient import TestClient
+
+    from ctxmode.web import create_app
+
+    with TestClient(create_app(db, project), base_url="http://127.0.0.1:8765") as viewer:
+        ids = [secret_id, plain_id, json.loads(linked.stdout or "{}").get("id", secret_id)]
+        urls = ["/", "/contexts", "/tasks", "/sessions", "/search?q=password+token+key"]
+        urls += [f"/contexts/{i}" for i in ids] + [f"/sessions?session={SESSION}"]
+        for url in urls:
+            page = viewer.get(url)
+            assert page.status_code in (200, 404), url
+            places[f"viewer {url}"] = page.text
+        assert lookalike_blob.split("\n")[0] in places[f"viewer /contexts/{plain_id}"]
     log = project / ".context" / "hooks.log"
     if log.exists():
         places["hooks.log"] = log.read_bytes()
@@ -312,3 +326,19 @@ def test_share_refuses_what_the_redactor_would_change(project: Path) -> None:
         assert needle not in proc.stderr + proc.stdout
         shared = project / ".context" / "shared"
         assert not shared.exists() or not list(shared.glob("*.md"))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "task:" * 20000 + "token=abc",
+        "api_key=" * 20000,
+        "password: " * 20000,
+        "密码是" * 30000,
+        "TOKEN_TTL: " * 5000 + "API_KEY=" + SECRETS[0][1],
+    ],
+)
+def test_repetitive_input_neither_recurses_nor_leaks(text: str) -> None:
+    """Names repeated without end once made the redactor recurse past Python's limit."""
+    out = redact(text)
+    assert SECRETS[0][1] not in out

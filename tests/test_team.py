@@ -461,6 +461,7 @@ def test_a_spoofed_owner_and_foreign_supersession_are_held_for_review(
 
     assert pull(bob).returncode == 0
     report = ctx(bob, "sync")
+    assert "2 held for review (ctxmode team)" in report["summary"], report["summary"]
     held_notes = [w for w in report["warnings"] if "held for review" in w]
     assert len(held_notes) == 2 and all("committed by mallory" in w for w in held_notes)
     assert any("shared by bob" in w for w in held_notes)

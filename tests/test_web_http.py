@@ -605,3 +605,14 @@ def test_the_sharing_id_is_not_editable_and_survives_an_edit(
              {"type": "snippet", "content": "POOL is 8", "metadata": ""})  # fmt: skip
     assert r.status_code == 303
     assert store.get_context(seeded.snippet).metadata["shared_id"] == shared_id
+
+
+def test_a_form_between_1_and_2_mb_gets_the_content_limit_message(
+    client: TestClient, store: Store
+) -> None:
+    """Starlette refuses a form part over 1 MB with a generic 400; the body cap is 2 MB."""
+    before = dump(store)
+    r = post(client, "/contexts", {"type": "decision", "content": "B" * 1_500_000})
+    assert r.status_code == 400
+    assert "over the 100000 limit" in error_of(r.text), error_of(r.text)
+    assert dump(store) == before

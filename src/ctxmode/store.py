@@ -15,7 +15,7 @@ from ctxmode.sessions.vocab import SNAPSHOT_MIN_BUDGET
 TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
-    from typing import Any
+    from typing import Any, TextIO
 
     from ctxmode.core.models import (
         CleanupReport,
@@ -393,6 +393,14 @@ class Store(Database):
         from ctxmode.exchange import transfer
 
         return transfer.export_lines(self)
+
+    @staticmethod
+    def read_export(stream: TextIO) -> list[str]:
+        """The lines of an export file or stream, within the import's size limits
+        (``InvalidInput`` past them: nothing is read further, nothing imported)."""
+        from ctxmode.exchange import transfer
+
+        return transfer.read_export(stream)
 
     def import_lines(self, lines: Iterable[str]) -> ImportReport:
         """Read an export back without loss, skipping what is already here (content hash)."""

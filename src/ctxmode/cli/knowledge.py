@@ -35,6 +35,7 @@ from ctxmode.core.models import (
     Context,
 )
 from ctxmode.core.schema import SCHEMA_VERSION
+from ctxmode.store import Store
 
 
 def print_table(columns: tuple[str, ...], rows: Iterable[tuple[str, ...]]) -> None:
@@ -564,7 +565,7 @@ def export_cmd(ctx: click.Context, as_json: bool) -> None:
 def import_cmd(ctx: click.Context, source: Any, as_json: bool) -> None:
     """Import an export file (- for stdin); duplicates are skipped by content hash."""
     try:
-        lines = source.readlines()
+        lines = Store.read_export(source)
     except UnicodeDecodeError as exc:
         raise InvalidInput(f"{source.name} is not UTF-8 text; pass a ctxmode export") from exc
     with state(ctx).store() as store, working(f"Importing {len(lines)} lines", quiet=as_json):

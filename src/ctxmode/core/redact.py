@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from ctxmode.core import secret_shapes as shapes
 from ctxmode.core._lean import LazyRegex
 
 TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time (see _lean)
@@ -30,232 +31,109 @@ Replacement = str | Callable[[re.Match[str]], str]
 #: ASCII word boundaries: CJK text, full-width punctuation and symbols are a boundary.
 _B = r"(?<![A-Za-z0-9_])"
 _E = r"(?![A-Za-z0-9_])"
-#: An unquoted value: printable ASCII up to a space, quote, comma, semicolon or backslash; any
-#: non-ASCII character ends it too (``密码：S3cret，然后`` ends at ``，``). A positive class: a
-#: negated one spanning the non-ASCII range costs ~2 ms to compile on every hook.
-_BARE = r"[!#-&(-+\--:<-\[\]-~]+"
+_BARE = shapes.BARE
 #: Separators between a name and its value, full-width ones included.
 _SEP = r"\s*(?::=|[:=\uff1a\uff1d])\s*"
 
-#: Name parts that make a value a secret when it is not code (``PASSWORD=hunter``).
-_PASSWORD_PARTS = frozenset(
-    {"password", "passwd", "passphrase", "pwd", "pass", "passcode", "secret"}
-)
-#: Name parts that make a value a secret when it also looks like one (random-looking).
-_KEY_PARTS = frozenset(
-    {
-        "token", "key", "apikey", "accesskey", "secretkey", "privatekey", "credential",
-        "credentials", "auth", "dsn", "salt", "signing", "connstr", "connectionstring",
-        "cookie", "sig", "signature", "webhook", "bearer",
-    }
-)  # fmt: skip
-#: Suffixes of one-word names (``dbpassword``, ``authtoken``) that count as the part above.
-_PASSWORD_SUFFIXES = ("password", "passwd", "passphrase", "secret")
-_KEY_SUFFIXES = ("token", "apikey", "accesskey", "secretkey", "privatekey", "credentials")
-#: A last name part that makes the name describe a secret rather than hold one:
-#: ``REFRESH_TOKEN_TTL``, ``TOKEN_LIMIT``, ``PASSWORD_HASHER``, ``OAUTH_CALLBACK_URL``.
-_META_TAILS = frozenset(
-    {
-        "ttl", "limit", "limits", "length", "len", "count", "size", "max", "min", "url", "uri",
-        "urls", "endpoint", "id", "ids", "name", "names", "path", "paths", "file", "files",
-        "dir", "type", "types", "hasher", "hashers", "expiry", "expires", "expiration",
-        "timeout", "header", "headers", "prefix", "suffix", "env", "var", "field", "fields",
-        "format", "mode", "policy", "enabled", "disabled", "version", "algorithm", "alg",
-        "label", "kind", "scope", "scopes", "issuer", "audience", "lifetime", "age", "seconds",
-        "secs", "ms", "minutes", "mins", "hours", "days", "rounds", "iterations", "budget",
-        "window", "rate", "interval", "index", "offset", "error", "errors", "exception",
-        "warning", "failure", "required", "missing", "invalid", "expired", "reused", "denied",
-        "mismatch", "found", "usage", "used", "provider", "service", "host", "port", "region",
-        "user", "username", "email", "method", "strategy", "storage", "hint", "help",
-        "description", "desc", "doc", "docs", "example", "pattern", "regex", "rotation",
-        "location", "source", "schema", "class", "store", "manager", "handler", "validator",
-        "generator", "callback", "redirect", "bucket", "table", "column", "key_id", "keyid",
-        "fingerprint", "hash", "digest", "checksum", "reset", "test", "tests",
-        "flag", "option", "options", "config", "settings", "setting", "level", "status",
-        "state", "strength", "complexity", "chars", "bytes", "bits", "encoding", "type_",
-    }
-)  # fmt: skip
 
-_NAME_PARTS = LazyRegex(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-
-
-def _name_tier(name: str) -> str | None:
-    """``password`` when any value a name holds is a secret, ``key`` when a random-looking
-    one is, None when the name says nothing about secrets (or describes one: a TTL, a URL)."""
-    parts = [p.lower() for p in _NAME_PARTS.findall(name)]
-    if not parts or parts[-1] in _META_TAILS:
-        return None
-    tier = None
-    for part in parts:
-        if part in _PASSWORD_PARTS or part.endswith(_PASSWORD_SUFFIXES):
-            return "password"
-        if part in _KEY_PARTS or part.endswith(_KEY_SUFFIXES):
-            tier = "key"
-    return tier
-
-
-#: An unquoted assignment value that is code, not a literal: a call or subscript
-#: (``getpass.getpass()``, ``os.environ['X']``), a variable reference (``$TOKEN``, ``%PASS%``,
-#: ``{{ .Values.pw }}``), a dotted name (``self.token``, ``settings.api_key``) or a number of at
-#: most 4 digits (``MIN_LENGTH = 12``).
-_CODE_VALUE = LazyRegex(
-    r"^(?:[^\"']*[(\[{].*|[$%].*|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+\.?|\d{1,4})$"
-)
-#: Values that stand for a secret without being one.
-_PLACEHOLDERS = frozenset(
-    {
-        "none", "null", "nil", "true", "false", "undefined", "yes", "no", "on", "off",
-        "required", "optional", "redacted", "hidden", "masked", "secret", "password", "token",
-        "changeme_later", "example", "placeholder", "todo", "tbd", "n/a", "empty",
-    }
-)  # fmt: skip
-_FILE_NAME = LazyRegex(
-    r"\.(?:py|pyi|js|jsx|ts|tsx|mjs|cjs|go|rs|rb|java|kt|c|h|cc|cpp|cs|php|sh|md|json|ya?ml"
-    r"|toml|txt|cfg|ini|conf|pem|key|crt|model|bin|lock|log)$"
-)
-_TOKEN_CHARS = LazyRegex(r"[A-Za-z0-9+/=_\-.~:!@#%^&*?]+")
-_SEGMENTS = LazyRegex(r"[_\-.:/]+")
-_TRANSITION = LazyRegex(r"[a-z](?=[A-Z0-9])|[A-Z](?=[a-z0-9])|[0-9](?=[A-Za-z])")
-
-
-def _is_path_or_url(value: str) -> bool:
-    return (
-        value.startswith(("/", "~/", "./", "../", "\\\\"))
-        or "://" in value
-        or (len(value) > 2 and value[1] == ":" and value[2] in "\\/")
-        or bool(_FILE_NAME.search(value.lower()))
-    )
-
-
-def random_like(value: str) -> bool:
-    """Does ``value`` look like a generated credential rather than a word, number or slug?
-
-    At least 10 characters of one token with letters and digits (``9f8e7d6c5b4a3f2e1d0c``,
-    ``plainAssignToken55667788``), or 16 mixed-case letters changing case often (base64). Not:
-    numbers, paths, URLs, file names, dotted names, and slugs whose parts are lower-case or
-    upper-case words and numbers (``user_profile_cache_2024``, ``sentencepiece-v2``).
-    """
-    if len(value) < 10 or value.isdigit() or not _TOKEN_CHARS.fullmatch(value):
-        return False
-    if _is_path_or_url(value):
-        return False
-    segments = [s for s in _SEGMENTS.split(value) if s]
-    if all(s.isdigit() or (s.isalpha() and (s.islower() or s.isupper())) for s in segments):
-        return False
-    if (
-        len(segments) > 1
-        and sum(c.isdigit() for c in value) <= 3
-        and all(
-            s.isdigit() or s.isalpha() or (s[:-1].isalpha() and s[-1].isdigit()) for s in segments
-        )
-    ):  # sentencepiece-v2.model, release-2024.v3
-        return False
-    digits = any(c.isdigit() for c in value)
-    lower = any(c.islower() for c in value)
-    upper = any(c.isupper() for c in value)
-    changes = len(_TRANSITION.findall(value))
-    if digits and (lower or upper):
-        return len(value) >= 12 or changes >= 3
-    return lower and upper and len(value) >= 16 and changes >= 5
-
-
-def _credential_like(value: str) -> bool:
-    """Could an unquoted word after ``password:`` be a credential? At least 8 characters with
-    a digit, a symbol or an inner capital: ``hunter2pass``, ``P@ssword!``, ``plainAssign``;
-    ordinary words (``required``, ``Received``) and paths are not."""
-    if len(value) < 8 or _is_path_or_url(value):
-        return False
-    if any(c.isdigit() for c in value) or any(not c.isalnum() for c in value):
-        return True
-    return any(c.isupper() for c in value[1:]) and any(c.islower() for c in value)
-
-
-def _secret_value(raw: str, tier: str, colon: bool, spaced: bool) -> bool:
-    quoted = raw[:1] in "\"'" or raw.startswith('\\"')
-    value = raw.strip("\\\"'")
-    if not value or value.startswith("[REDACTED") or value.lower() in _PLACEHOLDERS:
-        return False
-    if not quoted and _CODE_VALUE.match(raw):
-        return False
-    if value.startswith(("<", "${", "{{", "***", "xxx", "XXX", "...")) or "://" in value:
-        return False
-    if tier == "key":
-        return random_like(value)
-    if _is_path_or_url(value):
-        return False
-    if colon and not quoted:
-        return _credential_like(value)
-    if spaced and not quoted and value.isidentifier():
-        return False  # ``password = default_password``: a variable
-    if value.isdigit():
-        return len(value) >= 6
-    return len(value) >= 4
-
-
-def _assignment(m: re.Match[str]) -> str:
+def _assignment(m: re.Match[str]) -> str | None:
+    """The redacted match, or None when its value is not a secret."""
     head, name, sep, raw = m.group(1), m.group(2), m.group(3), m.group(4)
-    tier = _name_tier(name)
+    tier = shapes.name_tier(name)
     colon = "=" not in sep and "\uff1d" not in sep
     if (
         tier is None
-        or _FILE_NAME.search(name.lower())
-        or not _secret_value(raw, tier, colon, spaced=sep != sep.strip())
+        or shapes.FILE_NAME.search(name.lower())
+        or not shapes.secret_value(raw, tier, colon, spaced=sep != sep.strip())
     ):
-        # The value may hold an assignment of its own (``TOKEN_TTL: API_KEY=…``).
-        inner = _ASSIGNMENT.sub(_assignment, raw) if len(raw) > 3 else raw
-        return head + inner
+        return None
     return head + "[REDACTED:secret]"
 
 
+#: The longest unquoted value an assignment match holds (the scan stays linear); a longer
+#: secret value is replaced whole all the same (``_BARE_RUN``).
+_VALUE_CHARS = 512
+_BARE_RUN = LazyRegex(_BARE)
+
+
+def _sub_assignments(pattern: LazyRegex, text: str) -> str:
+    """``pattern.sub(_assignment, text)``, except that a match whose value is not a secret is
+    searched again from its value on (``task:API_KEY=…``, ``TOKEN_TTL: API_KEY=…``), in one
+    left-to-right pass."""
+    out: list[str] = []
+    pos = last = 0
+    while True:
+        m = pattern.search(text, pos)
+        if m is None:
+            break
+        new = _assignment(m)
+        if new is None:
+            pos = max(m.start(4), m.start() + 1)
+            continue
+        end = m.end()
+        if m.group(4)[:1] not in "\"'\\":
+            run = _BARE_RUN.match(text, end)
+            end = run.end() if run else end
+        out += (text[last : m.start()], new)
+        last = pos = end
+    out.append(text[last:])
+    return "".join(out)
+
+
 def _json_secret(m: re.Match[str]) -> str:
-    tier = _name_tier(m.group(2))
+    tier = shapes.name_tier(m.group(2))
     value = m.group(4)
-    if tier is None or not _secret_value(value, tier, colon=False, spaced=False):
+    if tier is None or not shapes.secret_value(value, tier, colon=False, spaced=False):
         return m.group(0)
     return m.group(1) + m.group(3) + "[REDACTED:secret]" + m.group(3)
 
 
 def _authorization(m: re.Match[str]) -> str:
     value = m.group(3)
-    if m.group(2) or random_like(value) or _credential_like(value) and not value.isalpha():
+    if (
+        m.group(2)
+        or shapes.random_like(value)
+        or shapes.credential_like(value)
+        and not value.isalpha()
+    ):
         return m.group(1) + (m.group(2) or "") + "[REDACTED:auth]"
     return m.group(0)
 
 
 def _bearer(m: re.Match[str]) -> str:
     value = m.group(2)
-    if random_like(value) or (len(value) >= 12 and any(c.isdigit() for c in value)):
+    if shapes.random_like(value) or (len(value) >= 12 and any(c.isdigit() for c in value)):
         return m.group(1) + "[REDACTED:auth]"
     return m.group(0)
 
 
 def _url_userinfo(m: re.Match[str]) -> str:
     user = m.group(2)
-    if "sentry" in m.group(3).lower() or random_like(user):
+    if "sentry" in m.group(3).lower() or shapes.random_like(user):
         return m.group(1) + "[REDACTED:url_token]@" + m.group(3)
     return m.group(0)
 
 
 def _flag(m: re.Match[str]) -> str:
     value = m.group(3)
-    if value.startswith(("$", "%", "[REDACTED", "<", "{{")) or _is_path_or_url(value):
+    if value.startswith(("$", "%", "[REDACTED", "<", "{{")) or shapes.is_path_or_url(value):
         return m.group(0)
-    if value.lower() in _PLACEHOLDERS or len(value) < 4:
+    if value.lower() in shapes.PLACEHOLDERS or len(value) < 4:
         return m.group(0)
     return m.group(1) + m.group(2) + "[REDACTED:secret]" + m.group(2)
 
 
 def _cjk_secret(m: re.Match[str]) -> str:
     value = m.group(2)
-    if value.startswith("[REDACTED") or _is_path_or_url(value):
+    if value.startswith("[REDACTED") or shapes.is_path_or_url(value):
         return m.group(0)
     word, connector = m.group(1), m.group(1).strip()
     numeric_ok = value.isdigit() and len(value) >= 6 and word.lstrip()[:2] in ("密码", "口令")
     numeric_ok = numeric_ok and connector[-1:] in "是为:：=＝"
     if (
         numeric_ok
-        or random_like(value)
-        or (_credential_like(value) and any(c.isdigit() for c in value))
+        or shapes.random_like(value)
+        or (shapes.credential_like(value) and any(c.isdigit() for c in value))
     ):
         return word + "[REDACTED:secret]"
     return m.group(0)
@@ -351,7 +229,7 @@ _PATTERNS: tuple[tuple[str, LazyRegex, Replacement], ...] = (
         "authorization",
         # Also as a JSON key ("Authorization": "...") and in JSON-escaped text (\"...\").
         LazyRegex(
-            r"(?i)(?<![A-Za-z0-9_])((?:proxy-)?authorization(?:\\?[\"'])?\s*[:=\uff1a]\s*"
+            r"(?ai)(?<![A-Za-z0-9_])((?:proxy-)?authorization(?:\\?[\"'])?\s*[:=\uff1a]\s*"
             r"(?:\\?[\"'])?)((?:bearer|basic|token|digest|negotiate|apikey|sso-key)\s+)?"
             r"([^\s\"',;\\]+)"
         ),
@@ -359,18 +237,18 @@ _PATTERNS: tuple[tuple[str, LazyRegex, Replacement], ...] = (
     ),
     (
         "bearer",
-        LazyRegex(r"(?i)(?<![A-Za-z0-9_])(bearer\s+)([A-Za-z0-9._~+/=-]{12,})"),
+        LazyRegex(r"(?ai)(?<![A-Za-z0-9_])(bearer\s+)([A-Za-z0-9._~+/=-]{12,})"),
         _bearer,
     ),
     (
         "url_credentials",
-        LazyRegex(r"(?i)(?<![A-Za-z0-9_])([a-z][a-z0-9+.-]*://[^\s:/@\[\]]*:)[^\s@/]+(@)"),
+        LazyRegex(r"(?<![A-Za-z0-9_])([A-Za-z][A-Za-z0-9+.-]*://[^\s:/@\[\]]*:)[^\s@/]+(@)"),
         r"\1[REDACTED:url_password]\2",
     ),
     (
         "url_token",
         # A user part alone holding a key: Sentry DSNs, ``https://<token>@host``.
-        LazyRegex(r"(?i)(?<![A-Za-z0-9_])([a-z][a-z0-9+.-]*://)([A-Za-z0-9_-]{8,})@([^\s/@]+)"),
+        LazyRegex(r"(?<![A-Za-z0-9_])([A-Za-z][A-Za-z0-9+.-]*://)([A-Za-z0-9_-]{8,})@([^\s/@]+)"),
         _url_userinfo,
     ),
     (
@@ -423,9 +301,9 @@ _PATTERNS: tuple[tuple[str, LazyRegex, Replacement], ...] = (
             r"(?=[A-Za-z0-9_.-]{0,79}?(?i:pass|pwd|secret|token|key|credential|auth|dsn|conn"
             r"|salt|sig|cookie|webhook|bearer))"
             r"([A-Za-z][A-Za-z0-9_.-]{0,79})(" + _SEP + r"))"
-            r"(\\\"[^\"\n\\]*\\\"|\"[^\"\n]*\"|'[^'\n]*'|" + _BARE + r")"
+            r"(\\\"[^\"\n\\]*\\\"|\"[^\"\n]*\"|'[^'\n]*'|" + _BARE[:-1] + "{1,512})"
         ),
-        _assignment,
+        lambda m: _assignment(m) or m.group(0),
     ),
     (
         "json_secret",
@@ -436,8 +314,8 @@ _PATTERNS: tuple[tuple[str, LazyRegex, Replacement], ...] = (
         ),
         lambda m: (
             m.group(0)
-            if (tier := _name_tier(m.group(3))) is None
-            or not _secret_value(m.group(5), tier, colon=False, spaced=False)
+            if (tier := shapes.name_tier(m.group(3))) is None
+            or not shapes.secret_value(m.group(5), tier, colon=False, spaced=False)
             else m.group(1) + m.group(4) + "[REDACTED:secret]" + m.group(4)
         ),
     ),
@@ -497,10 +375,11 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     ),  # fmt: skip
     "authorization": ("authorization",),
     "bearer": ("bearer",),
-    "url_credentials": ("://",),
-    "url_token": ("://",),
+    # Both need "://" and "@"; "@" is the rarer in hook text (every path-free URL has "://").
+    "url_credentials": ("@",),
+    "url_token": ("@",),
     "url_token_param": ("token", "key", "secret", "password", "sig", "auth"),
-    "cli_credentials": ("-u", "--user", "--proxy-user"),
+    "cli_credentials": ("-u ", "-u=", "-u'", '-u"', "--user", "--proxy-user"),
     "secret_flag": (
         "-pass",
         "-pwd",
@@ -598,7 +477,10 @@ def _per_line(
     for i, line in enumerate(lines):
         low = line.lower()
         if any(t in low for t in triggers):
-            lines[i] = pattern.sub(replacement, line)
+            if pattern is _ASSIGNMENT:
+                lines[i] = _sub_assignments(pattern, line)
+            else:
+                lines[i] = pattern.sub(replacement, line)
     return "\n".join(lines)
 
 

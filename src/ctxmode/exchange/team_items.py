@@ -120,6 +120,9 @@ class SyncReport:
             )
             if v
         ]
+        held = sum(1 for w in self.warnings if w.startswith("held for review"))
+        if held:
+            parts.append(f"{held} held for review (ctxmode team)")
         if self.problems:
             parts.append(f"{len(self.problems)} need attention (ctxmode team)")
         return ", ".join(parts) or "nothing changed"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ctxmode.core.errors import InvalidInput
 from ctxmode.core.models import check_relation, check_scope, check_status, check_type, tier_of
@@ -191,7 +191,51 @@ def _import_tasks(
         conn.execute(
             "UPDATE tasks SET parent_id = ? WHERE id = ?", (mapping.get(parent, parent), new_id)
         )
+    for new_id, _parent, number in parents:
+        _refuse_cycle(conn, new_id, number)
     return mapping, added, skipped
+
+
+def _refuse_cycle(conn: sqlite3.Connection, task_id: int, number: int) -> None:
+    """A task whose parent chain comes back to itself would vanish from every task list."""
+    seen = {task_id}
+    row = conn.execute("SELECT parent_id FROM tasks WHERE id = ?", (task_id,)).fetchone()
+    while row and row[0] is not None:
+        if row[0] in seen:
+            raise InvalidInput(
+                f"line {number}: task parents form a cycle (task {task_id} is its own "
+                "ancestor); nothing imported"
+            )
+        seen.add(row[0])
+        row = conn.execute("SELECT parent_id FROM tasks WHERE id = ?", (row[0],)).fetchone()
+
+
+#: A line of an export longer than this is not one (a context holds at most 100 000
+#: characters); the whole file is bounded too. ``/dev/zero`` or a binary file is refused fast.
+MAX_LINE_CHARS = 4_000_000
+MAX_IMPORT_CHARS = 1_000_000_000
+
+
+def read_export(stream: TextIO) -> list[str]:
+    """The lines of an export file or stream, read within ``MAX_LINE_CHARS`` per line and
+    ``MAX_IMPORT_CHARS`` in all; ``InvalidInput`` past either (nothing is imported)."""
+    lines: list[str] = []
+    total = 0
+    while True:
+        line = stream.readline(MAX_LINE_CHARS + 1)
+        if not line:
+            return lines
+        total += len(line)
+        if len(line) > MAX_LINE_CHARS:
+            raise InvalidInput(
+                f"line {len(lines) + 1} is over {MAX_LINE_CHARS} characters: this is not a "
+                "ctxmode export; nothing imported"
+            )
+        if total > MAX_IMPORT_CHARS:
+            raise InvalidInput(
+                f"the input is over {MAX_IMPORT_CHARS} characters; split it; nothing imported"
+            )
+        lines.append(line)
 
 
 def _import_contexts(

@@ -31,6 +31,18 @@ HOOK_LOCK_RETRIES = 3
 USAGE = "usage: ctxmode hook EVENT [--agent AGENT] (AGENT: see `ctxmode agents`)"
 
 
+HELP = f"""{USAGE}
+
+Run one agent hook: the agent's JSON payload on stdin, the JSON to add to the model's context
+(if any) on stdout. Agents call this; `ctxmode install AGENT` sets it up. It always exits 0,
+logging problems to .context/hooks.log, so a hook never breaks the agent.
+
+EVENT is the agent's hook name (PreToolUse, AfterTool, ...) or ctxmode's spelling:
+pre-tool-use, post-tool-use, post-tool-use-failure, user-prompt-submit, pre-compact,
+session-start, stop, session-end, subagent-start, subagent-stop.
+"""
+
+
 def parse_args(argv: list[str]) -> tuple[str | None, str]:
     """(event, agent) from argv; unknown options are ignored so new installers never break."""
     event: str | None = None
@@ -74,6 +86,9 @@ def main(argv: list[str], *, keep_store_open: bool = False) -> int:
     try:
         from ctxmode.core import config
 
+        if "--help" in argv or "-h" in argv:
+            sys.stdout.write(HELP)
+            return 0
         if config.is_disabled():
             return 0
         event, agent = parse_args(argv)

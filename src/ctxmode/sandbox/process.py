@@ -1,14 +1,21 @@
 """Running code in a subprocess: languages, process groups, timeouts, terminal-rendered output.
 
 The code runs in its own process group (``start_new_session``) with cwd = the project root; on
-timeout, on exceeding the output cap and after it exits, the whole group is killed, so no child
-it spawned outlives the call. Output is read up to ``MAX_OUTPUT_BYTES`` and rendered as a
-terminal would show it (``terminal_text``). Nothing here touches the store.
+timeout, on exceeding the output cap and after it exits, the whole group is killed. On Linux it
+runs under a small reaper (``_REAPER``): a child subreaper (``PR_SET_CHILD_SUBREAPER``) that
+every orphaned descendant is re-parented to, a ``setsid`` or double-forked one included, and
+that kills them all when the code exits or the call ends; so no process the code started
+outlives the call. Elsewhere (macOS) only the process group is killed: a descendant that left
+the group (``setsid``) can survive there. The reaper also caps the code's memory
+(``RLIMIT_DATA``, ``MAX_MEMORY_BYTES``); a run that fails for lack of memory says so in its
+output. Output is read up to ``MAX_OUTPUT_BYTES`` and rendered as a terminal would show it
+(``terminal_text``). Nothing here touches the store.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import re
 import shutil
@@ -43,6 +50,105 @@ MAX_TIMEOUT_S = 600.0
 
 #: Seconds between SIGTERM and SIGKILL of a process group.
 KILL_GRACE_S = 0.5
+
+
+#: Data memory (heap and private writable mappings) a run may use (bytes); Linux only.
+MAX_MEMORY_BYTES = 2 * 1024**3
+
+
+#: The reaper: ``python -S -c _REAPER MEMORY_BYTES ARGV...``. It becomes a child subreaper,
+#: runs ARGV as its child under the memory cap, waits for it, then SIGKILLs every process left
+#: below it (orphans re-parent to it) until none is left; on SIGTERM (a timeout, a cut) it does
+#: the same at once. It exits as the code did. Standard library only, ~10 ms to start.
+_REAPER = r"""
+import ctypes, os, signal, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+limit, argv = int(sys.argv[1]), sys.argv[2:]
+
+def children():
+    me = os.getpid()
+    try:
+        with open(f"/proc/{me}/task/{me}/children") as f:
+            return [int(p) for p in f.read().split()]
+    except OSError:
+        pass
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == me:
+                found.append(int(name))
+    return found
+
+def reap_all():
+    for _ in range(10000):
+        kids = children()
+        for kid in kids:
+            try:
+                os.kill(kid, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            while os.waitpid(-1, os.WNOHANG if kids else 0)[0]:
+                pass
+        except ChildProcessError:
+            if not children():
+                return
+
+class Stop(Exception):
+    pass
+
+def on_term(signum, frame):
+    raise Stop
+
+signal.signal(signal.SIGTERM, on_term)
+pid = os.fork()
+if pid == 0:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if limit:
+        import resource
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+    try:
+        os.execvp(argv[0], argv)
+    except OSError as exc:
+        print(f"ctxmode: cannot run {argv[0]}: {exc}", file=sys.stderr)
+        os._exit(127)
+try:
+    status = os.waitpid(pid, 0)[1]
+except Stop:
+    reap_all()
+    os._exit(143)
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+reap_all()
+code = os.waitstatus_to_exitcode(status)
+if code < 0:
+    try:
+        signal.signal(-code, signal.SIG_DFL)
+    except (OSError, ValueError):
+        pass  # SIGKILL and SIGSTOP keep their default
+    os.kill(os.getpid(), -code)
+os._exit(code)
+"""
+
+
+def _reaped(argv: Sequence[str]) -> list[str]:
+    """``argv`` under the reaper where the platform has child subreapers (Linux)."""
+    if not sys.platform.startswith("linux"):
+        return list(argv)
+    return [sys.executable, "-S", "-c", _REAPER, str(MAX_MEMORY_BYTES), *argv]
+
+
+#: What a program prints when an allocation fails (the cap, or the machine's memory).
+_OUT_OF_MEMORY = re.compile(
+    r"MemoryError|Cannot allocate memory|out of memory|bad_alloc|heap out of memory"
+    r"|failed to reserve|runtime: cannot allocate",
+    re.IGNORECASE,
+)
 
 
 MAX_CODE_CHARS = 1_000_000
@@ -134,7 +240,20 @@ class RawOutput:
             parts.append("[ctxmode: timed out; the process group was killed]")
         if self.truncated:
             parts.append(f"[ctxmode: output cut at {MAX_OUTPUT_BYTES} bytes; process killed]")
+        if self.memory_capped:
+            parts.append(
+                f"[ctxmode: the run ran out of memory; runs are capped at "
+                f"{MAX_MEMORY_BYTES // 1024**2} MB of data memory]"
+            )
         return redact("\n".join(parts))
+
+    @property
+    def memory_capped(self) -> bool:
+        """Did the run fail for lack of memory (an allocation refused under the cap)?"""
+        if self.exit_code in (0, None):
+            return False
+        tail = self.stderr[-4096:].decode("utf-8", errors="replace")
+        return bool(_OUT_OF_MEMORY.search(tail))
 
 
 @dataclass(frozen=True)
@@ -174,7 +293,7 @@ def _run(
     cap = MAX_OUTPUT_BYTES if max_bytes is None else max_bytes
     started = time.monotonic()
     proc = subprocess.Popen(
-        list(argv),
+        _reaped(argv),
         cwd=cwd,
         stdin=stdin if stdin is not None else subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -269,7 +388,12 @@ def available_languages() -> list[str]:
 def check_timeout(timeout: float | None) -> float:
     if timeout is None:
         return DEFAULT_TIMEOUT_S
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not math.isfinite(timeout)
+        or timeout <= 0
+    ):
         raise InvalidInput(f"timeout must be a positive number of seconds, got {timeout!r}")
     if timeout > MAX_TIMEOUT_S:
         raise InvalidInput(f"timeout {timeout} s is over the {MAX_TIMEOUT_S:.0f} s limit")

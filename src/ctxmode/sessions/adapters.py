@@ -268,6 +268,10 @@ def _int(value: Any) -> int | None:
     return None
 
 
+#: A session id longer than this is replaced by its digest (agents use UUIDs, 36 characters).
+MAX_SESSION_ID_CHARS = 200
+
+
 def session_id_of(payload: dict[str, Any]) -> str:
     """The UUID in ``transcript_path`` first, then the payload's session id fields."""
     transcript = _s(payload.get("transcript_path")) or _s(payload.get("transcriptPath"))
@@ -277,6 +281,12 @@ def session_id_of(payload: dict[str, Any]) -> str:
         if found:
             return found.lower()
     sid = _first(payload, "session_id", "sessionId", "sessionID", "conversation_id", "thread-id")
+    if sid and len(sid) > MAX_SESSION_ID_CHARS:
+        # Stored in seven indexes per event: a huge id would grow the store by its size times
+        # that on every call. Its digest keeps one id per session.
+        from ctxmode.core._lean import sha256_hex
+
+        return "sid-sha256-" + sha256_hex(sid.encode("utf-8", "surrogatepass"))[:40]
     return sid or "unknown"
 
 
