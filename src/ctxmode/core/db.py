@@ -15,7 +15,7 @@ import sqlite3
 import sys
 import time
 
-from ctxmode.core import cjk, config, schema
+from ctxmode.core import cjk, config, names, schema
 from ctxmode.core.errors import (
     CorruptDatabase,
     NotACtxmodeDatabase,
@@ -174,6 +174,7 @@ def _connect(path: str) -> sqlite3.Connection:
         # searchable items needs it. Registering costs a few microseconds; it only runs on
         # text holding CJK characters.
         conn.create_function(cjk.SQL_FUNCTION, 1, cjk.bigrams, deterministic=True)
+        conn.create_function(names.SQL_FUNCTION, 1, names.names, deterministic=True)
         conn.execute(f"PRAGMA busy_timeout = {config.BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA foreign_keys = ON")
         mode = conn.execute("PRAGMA journal_mode").fetchone()[0]

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 
 from ctxmode.core.errors import NotACtxmodeDatabase, SchemaTooNew
+from ctxmode.core.index_schema import m011_lean_chunks
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -580,6 +581,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m008_search_cjk,
     m009_rechunk_prose,
     m010_team_shares,
+    m011_lean_chunks,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
