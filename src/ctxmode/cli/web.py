@@ -59,15 +59,20 @@ def ui_cmd(ctx: click.Context, port: int, open_browser: bool) -> None:
 
 
 @click.command("doctor")
+@click.option("--repair", is_flag=True, help="Salvage a damaged store into a new one.")
 @json_option
 @click.pass_context
-def doctor_cmd(ctx: click.Context, as_json: bool) -> None:
+def doctor_cmd(ctx: click.Context, repair: bool, as_json: bool) -> None:
     """Check the store, FTS5, agent hooks and the hook log; each line says the fix.
 
-    Exits 1 when any check FAILs.
+    With --repair, a damaged store is salvaged: every readable row is copied into a new store
+    and the damaged file is kept beside it. Exits 1 when any check FAILs.
     """
     app = state(ctx)
     checks = doctor.run(app.db_path, app.root)
+    if repair and doctor.needs_repair(checks):
+        click.echo(doctor.repair(app.db_path), err=True)
+        checks = doctor.run(app.db_path, app.root)
     level = doctor.worst(checks)
 
     def human() -> None:

@@ -49,13 +49,17 @@ def lock_held(exc: BaseException) -> bool:
     return exc.__cause__ is not None and is_locked(exc.__cause__)
 
 
+#: Messages of a damaged file ("vtable constructor failed": an FTS5 table's pages are damaged).
+_DAMAGE_MESSAGES = ("not a database", "malformed", "corrupt", "vtable constructor failed")
+
+
 def translate_sqlite_error(exc: sqlite3.Error, path: str | os.PathLike[str]) -> StoreError:
     """Map a raw sqlite3 error to a ``StoreError`` that says what to do."""
     text = str(exc).lower()
-    if "not a database" in text or "malformed" in text or "corrupt" in text:
+    if any(m in text for m in _DAMAGE_MESSAGES):
         return CorruptDatabase(
-            f"{path} is not a readable ctxmode database ({exc}); move it aside or run "
-            "`ctxmode doctor` (hooks recover automatically by moving it aside)"
+            f"{path} is not a readable ctxmode database ({exc}); run `ctxmode doctor --repair` "
+            "to copy every readable row into a new store (hooks do it by themselves)"
         )
     if "readonly" in text or "read-only" in text:
         return StoreUnavailable(
@@ -86,6 +90,8 @@ def is_damage(exc: BaseException | None) -> bool:
     while exc is not None:
         code = getattr(exc, "sqlite_errorcode", None)
         if isinstance(code, int) and code & 0xFF in _DAMAGE_CODES:
+            return True
+        if isinstance(exc, sqlite3.DatabaseError) and "vtable constructor failed" in str(exc):
             return True
         exc = exc.__cause__
     return False
@@ -319,8 +325,10 @@ class Database:
         """Open (creating and migrating as needed) the store at ``path``.
 
         ``root`` is the project root that file paths are relative to (default: the folder that
-        holds ``.context``). With ``recover=True`` a corrupt file or another program's database
-        is moved aside and a fresh store is started; ``recovered_from`` names the kept file.
+        holds ``.context``). With ``recover=True`` a damaged file is salvaged (``salvage``:
+        every readable row copied into a new store, the damaged file kept aside) and another
+        program's database is moved aside for a fresh store; ``recovered_from`` names the kept
+        file.
         """
         db_path = os.path.abspath(os.path.expanduser(path))
         project_root = os.path.realpath(root) if root else config.root_dir_for_db(db_path)
@@ -330,7 +338,7 @@ class Database:
         recovered: str | None = None
         try:
             conn = cls._open_checked(db_path)
-        except (CorruptDatabase, NotACtxmodeDatabase) as exc:
+        except NotACtxmodeDatabase as exc:
             if not recover:
                 raise
             recovered = quarantine(db_path)
@@ -339,6 +347,18 @@ class Database:
                 file=sys.stderr,
             )
             _prepare_file(db_path)
+            conn = cls._open_checked(db_path)
+        except CorruptDatabase as exc:
+            if not recover:
+                raise
+            from ctxmode.core.salvage import salvage
+
+            recovered, report = salvage(db_path)
+            print(
+                f"ctxmode: {db_path} was damaged ({exc}); copied what was readable into a new "
+                f"store ({report.summary()}); the damaged file is kept as {recovered}",
+                file=sys.stderr,
+            )
             conn = cls._open_checked(db_path)
         return cls(conn, db_path, project_root, config.load_settings(project_root), recovered)
 

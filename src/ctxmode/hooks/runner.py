@@ -196,7 +196,7 @@ def _run(
         return None
     db_path = config.db_path_for(root)
 
-    from ctxmode.core.db import is_damage, quarantine
+    from ctxmode.core.db import is_damage
     from ctxmode.hooks import handlers
     from ctxmode.store import Store
 
@@ -238,6 +238,13 @@ def _run(
             else:
                 store.close()
             return result
-        moved = quarantine(db_path)
-        log(root, "WARN", f"damaged store ({damage}) moved aside to {moved}; started a new one")
+        from ctxmode.core.salvage import salvage  # the damage path only
+
+        moved, report = salvage(db_path)
+        log(
+            root,
+            "WARN",
+            f"damaged store ({damage}): copied what was readable into a new store "
+            f"({report.summary()}); the damaged file is kept as {moved}",
+        )
     return None
