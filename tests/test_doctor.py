@@ -98,7 +98,7 @@ def test_damaged_pages_fail_the_integrity_check(project: Path, home: Path) -> No
     check = checks["integrity"]
     assert check.level == "FAIL" and "found damage" in check.message
     assert len(check.message) < 600 and "\n" not in check.message
-    assert "ctxmode doctor --repair" in check.fix and "kept as" in check.fix
+    assert "ctxmode doctor --repair" in check.fix and "keeps the damaged file" in check.fix
     assert digest(db) == before
 
 
