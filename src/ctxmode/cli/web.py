@@ -106,6 +106,8 @@ def stats_cmd(ctx: click.Context, days: int, as_json: bool) -> None:
             click.echo(f"{label:<22} {value}")
 
         line("store", f"{st.db_path} ({st.db_bytes} bytes, schema {st.schema_version})")
+        if st.space:
+            line("  space", ", ".join(f"{k} {v / 1e6:.1f} MB" for k, v in st.space.items()))
         line(
             "contexts",
             f"{st.contexts_total} ({st.contexts_live} live, {st.contexts_superseded} superseded, "

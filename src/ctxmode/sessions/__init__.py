@@ -3,6 +3,7 @@
 - ``events``: extraction, a hook payload -> typed, prioritised event records (pure functions);
 - ``records``: sessions and their events in the store (idempotent, bounded);
 - ``snapshot``: the <= 2 KB resume snapshot and the startup brief;
+- ``retention``: events of sessions over for 90 days dropped (``ctxmode gc``);
 - ``spool``: hook calls kept on disk while another process holds the store's lock;
 - ``transcript``: reading an agent's transcript (the last assistant turn; Claude Code's tool
   calls and prompts, for ``hooks.backfill``).
