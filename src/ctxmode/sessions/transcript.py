@@ -82,14 +82,24 @@ def _content_text(content: Any) -> str | None:
 # -- the calls a Claude Code transcript holds (the hooks' backstop) --------------------------
 
 #: Most of a transcript read per backfill (bytes, from the last offset read): a session's
-#: tool outputs, not an unbounded file.
-BACKFILL_BYTES = 16 * 1024 * 1024
+#: tool outputs, not an unbounded file; the rest is read by the next backfill.
+BACKFILL_BYTES = 4 * 1024 * 1024
 #: User texts that are Claude Code's own (slash commands, their output, caveats), not prompts.
 _NOT_PROMPTS = ("<command-name>", "<command-message>", "<local-command-", "Caveat:", "<bash-")
 
 
 def claude_calls(path: str | None, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
-    """Hook payloads rebuilt from a Claude Code transcript, after byte ``offset``: one
+    """``claude_calls_at`` without the offsets of the calls."""
+    calls, resume = claude_calls_at(path, offset)
+    return [payload for _, payload in calls], resume
+
+
+def claude_calls_at(
+    path: str | None, offset: int = 0
+) -> tuple[list[tuple[int, dict[str, Any]]], int]:
+    """(offset of its line, payload) of each call, and the offset read up to.
+
+    Hook payloads rebuilt from a Claude Code transcript, after byte ``offset``: one
     PostToolUse (or PostToolUseFailure) per finished tool call and one UserPromptSubmit per
     prompt, in order, without session fields; and the offset read up to (the end of the last
     whole line). A tool call whose result is not in the file yet is left for a later read,
@@ -114,7 +124,9 @@ def claude_calls(path: str | None, offset: int = 0) -> tuple[list[dict[str, Any]
         return [], offset
     end = data.rfind(b"\n") + 1
     if end == 0:
-        return [], offset
+        # One line longer than the read (a huge tool output): step over it, or every later
+        # backfill would stop here.
+        return [], offset + len(data) if len(data) == BACKFILL_BYTES else offset
     uses: dict[str, tuple[int, dict[str, Any]]] = {}
     out: list[tuple[int, dict[str, Any]]] = []
     resume = offset + end
@@ -154,7 +166,7 @@ def claude_calls(path: str | None, offset: int = 0) -> tuple[list[dict[str, Any]
     if uses:
         resume = min(resume, min(line for line, _ in uses.values()))  # results still to come
     out.sort(key=lambda item: item[0])
-    return [payload for _, payload in out], resume
+    return out, resume
 
 
 def _finished_call(
