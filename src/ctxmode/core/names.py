@@ -4,10 +4,11 @@
 inside "pretokenizers") and near spellings. Over the whole text of every indexed document it
 was the largest and slowest part of the store (on a 3,139-file repository: 86 of 208 MB and
 about a third of the indexing time), while the substrings people look for sit in names. So a
-document chunk's body is indexed there as its *names*: the distinct words that hold an
-underscore, a digit next to a letter, an inner capital (``getCurrentUser``), or 8+ characters,
-each kept once, in order of first appearance; words over ``MAX_NAME`` characters (hashes, base64)
-are left out. Titles, contexts and events keep their whole text (``schema.m011``).
+document chunk's title and body are indexed there as their *names*: the distinct words that
+hold an underscore, a digit next to a letter, an inner capital (``getCurrentUser``), Latin next
+to non-ASCII (``1998年``), or 8+ characters, each kept once, in order of first appearance;
+words over ``MAX_NAME`` characters (hashes, base64) are left out. Contexts and events keep
+their whole text (``index_schema.m011``).
 
 The trigger calls it as the SQL function ``ctxmode_names`` (registered by ``db._connect``);
 ``search_trigram`` is contentless, so a row is deleted by giving its names again: the output
@@ -36,7 +37,14 @@ def _patterns() -> list[re.Pattern[str]]:
         import re
 
         _WORD.append(re.compile(r"\w+"))
-        _WORD.append(re.compile(r"[a-z][A-Z]|_|[A-Za-z][0-9]|[0-9][A-Za-z]"))
+        # An inner capital, an underscore, a digit next to a letter, or Latin next to
+        # non-ASCII ("1998年", "FastAPI框架": unicode61 keeps such a run as one token, so only
+        # the substring index finds the Latin part).
+        _WORD.append(
+            re.compile(
+                r"[a-z][A-Z]|_|[A-Za-z][0-9]|[0-9][A-Za-z]|[0-9A-Za-z][^\x00-\x7f]|[^\x00-\x7f][0-9A-Za-z]"
+            )
+        )
     return _WORD
 
 
