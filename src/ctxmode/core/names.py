@@ -5,10 +5,10 @@ inside "pretokenizers") and near spellings. Over the whole text of every indexed
 was the largest and slowest part of the store (on a 3,139-file repository: 86 of 208 MB and
 about a third of the indexing time), while the substrings people look for sit in names. So a
 document chunk's title and body are indexed there as their *names*: the distinct words that
-hold an underscore, a digit next to a letter, an inner capital (``getCurrentUser``), Latin next
-to non-ASCII (``1998年``), or 8+ characters, each kept once, in order of first appearance;
-words over ``MAX_NAME`` characters (hashes, base64) are left out. Contexts and events keep
-their whole text (``index_schema.m011``).
+hold an underscore, a digit next to a letter, an inner capital (``getCurrentUser``) or 8+
+characters, and the Latin or digit runs (3+) inside runs of CJK (``1998`` of ``1998年``), each
+kept once, in order of first appearance; words over ``MAX_NAME`` characters (hashes, base64)
+are left out. Contexts and events keep their whole text (``index_schema.m011``).
 
 The trigger calls it as the SQL function ``ctxmode_names`` (registered by ``db._connect``);
 ``search_trigram`` is contentless, so a row is deleted by giving its names again: the output
@@ -17,6 +17,8 @@ rebuilds the table). Standard library only, nothing compiled at import (hook pat
 """
 
 from __future__ import annotations
+
+from ctxmode.core.cjk import is_cjk_char
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -37,14 +39,8 @@ def _patterns() -> list[re.Pattern[str]]:
         import re
 
         _WORD.append(re.compile(r"\w+"))
-        # An inner capital, an underscore, a digit next to a letter, or Latin next to
-        # non-ASCII ("1998年", "FastAPI框架": unicode61 keeps such a run as one token, so only
-        # the substring index finds the Latin part).
-        _WORD.append(
-            re.compile(
-                r"[a-z][A-Z]|_|[A-Za-z][0-9]|[0-9][A-Za-z]|[0-9A-Za-z][^\x00-\x7f]|[^\x00-\x7f][0-9A-Za-z]"
-            )
-        )
+        _WORD.append(re.compile(r"[a-z][A-Z]|_|[A-Za-z][0-9]|[0-9][A-Za-z]"))
+        _WORD.append(re.compile(r"[0-9A-Za-z]{3,}"))
     return _WORD
 
 
@@ -52,12 +48,19 @@ def names(text: object) -> str:
     """The distinct names of ``text``, space-separated (``''`` for NULL or no name)."""
     if not isinstance(text, str) or not text:
         return ""
-    word, marked = _patterns()
+    word, marked, latin = _patterns()
     seen: dict[str, None] = {}
     for tok in word.findall(text):
         n = len(tok)
-        if n < 3 or n > MAX_NAME or tok in seen:
+        if n < 3 or tok in seen:
             continue
-        if n >= LONG_WORD or marked.search(tok):
+        if not tok.isascii() and any(is_cjk_char(c) for c in tok):
+            # Latin inside a run of CJK ("1998年", "FastAPI框架"): unicode61 keeps the run as
+            # one token, so only this index finds the Latin part, kept alone.
+            for part in latin.findall(tok):
+                if len(part) <= MAX_NAME:
+                    seen.setdefault(part, None)
+            continue
+        if n <= MAX_NAME and (n >= LONG_WORD or marked.search(tok)):
             seen[tok] = None
     return " ".join(seen)
