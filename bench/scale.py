@@ -48,6 +48,8 @@ ARCHIVE = next(
 PYTHON = sys.executable
 CTXMODE = str(Path(PYTHON).parent / "ctxmode")
 FIXTURES = REPO / "tests" / "fixtures" / "hooks" / "claude-code"
+#: The search of the hot paths: two words of the seeded vocabulary, ranks 50 and 400.
+QUERY = "w50 w400"
 
 
 def store_bytes(db: Path) -> int:
@@ -186,7 +188,12 @@ def seed_year(project: Path, events: int, contexts: int, tasks: int) -> None:
     now = int(time.time())
     year = 365 * 86400
     cats = ("file", "tool", "task", "error", "git", "decision", "prompt")
-    words = ("token", "cache", "retry", "schema", "index", "hook", "session", "deploy", "auth")
+    # A Zipf vocabulary of 20,000 words, as in real text: a few words are everywhere, most
+    # are rare; the timed queries use words of ranks 50 and 400 (``QUERY``).
+    vocab = [f"w{k}" for k in range(20_000)]
+    weights = [1 / (k + 1) for k in range(20_000)]
+    pool = rng.choices(vocab, weights, k=200_000)
+    words = iter(pool * (1 + (events * 12 + contexts * 20) // len(pool)))
     with Store.open(project / ".context" / "context.db") as store:
         conn = store.conn
         per = 400
@@ -196,7 +203,7 @@ def seed_year(project: Path, events: int, contexts: int, tasks: int) -> None:
                 for i in range(start, min(events, start + 5000)):
                     sid = f"old-{i // per}"
                     at = now - year + (i * year) // max(events, 1)
-                    text = " ".join(rng.choice(words) for _ in range(12))
+                    text = " ".join(next(words) for _ in range(12))
                     data = json.dumps({"path": f"src/m{i % 900}.py", "text": text})
                     rows.append(
                         (sid, "claude-code", rng.choice(cats), "seed", 1 + i % 4, data,
@@ -219,7 +226,7 @@ def seed_year(project: Path, events: int, contexts: int, tasks: int) -> None:
         for start in range(0, contexts, 1000):
             with store.transaction():
                 for i in range(start, min(contexts, start + 1000)):
-                    text = " ".join(rng.choice(words) for _ in range(20))
+                    text = " ".join(next(words) for _ in range(20))
                     store.write_context(
                         ("decision", "convention", "issue", "reference")[i % 4],
                         f"Knowledge {i}: {text}",
@@ -256,7 +263,7 @@ def hot_paths(project: Path, runs: int) -> dict[str, float]:
         times["query"].append(
             timed([CTXMODE, "query", "--json", "--file", "src/m1.py"], project)[0]
         )
-        times["search"].append(timed([CTXMODE, "search", "--json", "retry token"], project)[0])
+        times["search"].append(timed([CTXMODE, "search", "--json", QUERY], project)[0])
         brief = fixture("session-start.startup", project, f"brief-{n}")
         times["brief"].append(timed([CTXMODE, "hook", "session-start"], project, brief)[0])
     return {k: statistics.median(v) for k, v in times.items()}
@@ -269,10 +276,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--contexts", type=int, default=20_000)
     parser.add_argument("--tasks", type=int, default=5_000)
     parser.add_argument("--skip-repo", action="store_true", help="part 2 only, without an index")
+    parser.add_argument("--skip-year", action="store_true", help="part 1 only")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="ctxmode-scale-") as name:
         tmp = Path(name)
         big = None if args.skip_repo else part_repo(tmp, args.runs)
+        if args.skip_year:
+            return 0
         if big is None:
             big = tmp / "year"
             (big / ".git").mkdir(parents=True)
