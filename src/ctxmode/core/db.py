@@ -36,6 +36,9 @@ if TYPE_CHECKING:
 _LOCKED_MESSAGES = ("database is locked", "database table is locked", "database is busy")
 
 
+#: Auto-checkpoint threshold (pages) of a connection with a bounded lock wait (hooks); SQLite's
+#: default is 1,000.
+BOUNDED_AUTOCHECKPOINT = 10_000
 #: busy_timeout while ``Database._begin`` polls for the write lock (milliseconds).
 _POLL_MS = 2
 
@@ -315,6 +318,11 @@ class Database:
         Hooks use a short bound: an agent's tool call must not stall on a busy store.
         """
         self.conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        # The commit that takes the log past the auto-checkpoint threshold copies it into the
+        # file: while an index fills the log, that cost tens to hundreds of ms to whichever
+        # hook committed next. A bounded writer leaves checkpoints to the others (the CLI, the
+        # server, the index itself) unless the log grows ten times larger.
+        self.conn.execute(f"PRAGMA wal_autocheckpoint = {BOUNDED_AUTOCHECKPOINT}")
         self.busy_ms = int(busy_timeout_ms)
         self.lock_retries = max(1, int(retries))
 
