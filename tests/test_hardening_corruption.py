@@ -218,3 +218,27 @@ async def test_mcp_reports_a_damaged_store_as_a_tool_error(project: Path, kind: 
         assert errors >= 1 or kind == "index-pages"
         tools = await client.list_tools()  # the server is still up
         assert tools.tools
+
+
+def test_a_large_damaged_store_is_repaired_in_the_background(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over ``HOOK_MAX_BYTES`` a hook does not salvage inline (it would pass its timeout): it
+    starts ``ctxmode doctor --repair`` once, detached, and fails open."""
+    import time
+
+    from ctxmode.core import salvage
+
+    db, _ = _damaged(project, "fts-pages")
+    monkeypatch.setattr(salvage, "HOOK_MAX_BYTES", 1000)
+    assert salvage.salvage_for_hook(str(db)) is None
+    assert salvage.salvage_for_hook(str(db)) is None  # under way: not started twice
+    deadline = time.monotonic() + 90
+    kept: list[Path] = []
+    while time.monotonic() < deadline and not kept:
+        time.sleep(0.2)
+        kept = [p for p in db.parent.glob("context.db.bad-*") if not p.name.endswith("-wal")]
+    assert len(kept) == 1
+    time.sleep(0.5)  # the new store is moved in right after the damaged one is set aside
+    assert db_rows(db, "SELECT count(*) FROM contexts")[0][0] == 50
+    assert integrity(db) == "ok"

@@ -366,9 +366,15 @@ class Database:
         except CorruptDatabase as exc:
             if not recover:
                 raise
-            from ctxmode.core.salvage import salvage
+            from ctxmode.core.salvage import salvage_for_hook
 
-            recovered, report = salvage(db_path)
+            done = salvage_for_hook(db_path)
+            if done is None:
+                raise CorruptDatabase(
+                    f"{db_path} is damaged ({exc}) and large: `ctxmode doctor --repair` runs "
+                    "in the background; calls are not recorded until it ends"
+                ) from exc
+            recovered, report = done
             print(
                 f"ctxmode: {db_path} was damaged ({exc}); copied what was readable into a new "
                 f"store ({report.summary()}); the damaged file is kept as {recovered}",

@@ -283,3 +283,40 @@ def salvage(path: str, log: Callable[[str], None] | None = None) -> tuple[str, S
         if os.path.exists(tmp + suffix):
             os.replace(tmp + suffix, path + suffix)
     return moved, report
+
+
+#: Largest store a hook salvages itself (bytes): a bigger one would take the hook past its
+#: timeout (copying a year-old store rebuilds its whole search index), so the hook starts
+#: ``ctxmode doctor --repair`` in the background and fails open meanwhile.
+HOOK_MAX_BYTES = 64 * 1024 * 1024
+#: A repair started less than this long ago (seconds) is not started again.
+_REPAIR_GRACE_S = 900
+
+
+def salvage_for_hook(
+    path: str, log: Callable[[str], None] | None = None
+) -> tuple[str, SalvageReport] | None:
+    """``salvage`` a small store now; for a large one start ``ctxmode doctor --repair`` in a
+    detached process (once) and return ``None``."""
+    if os.path.getsize(path) <= HOOK_MAX_BYTES:
+        return salvage(path, log)
+    import subprocess
+    import sys
+    import time
+
+    marker = path + ".salvage"
+    try:
+        if time.time() - os.path.getmtime(marker) < _REPAIR_GRACE_S:
+            return None  # a repair is under way
+    except OSError:
+        pass
+    with open(marker, "wb"):
+        pass  # claims the repair; ``salvage`` replaces it with the new store
+    subprocess.Popen(  # noqa: S603 - our own interpreter and module
+        [sys.executable, "-m", "ctxmode", "--db", path, "doctor", "--repair"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    return None

@@ -238,9 +238,13 @@ def _run(
             else:
                 store.close()
             return result
-        from ctxmode.core.salvage import salvage  # the damage path only
+        from ctxmode.core.salvage import salvage_for_hook  # the damage path only
 
-        moved, report = salvage(db_path)
+        done = salvage_for_hook(db_path)
+        if done is None:
+            log(root, "WARN", f"damaged store ({damage}): `ctxmode doctor --repair` started")
+            return None
+        moved, report = done
         log(
             root,
             "WARN",
