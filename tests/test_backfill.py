@@ -162,3 +162,43 @@ def test_a_failing_backfill_is_logged_and_the_snapshot_still_built(
     assert rows == (1,)
     log = (project / ".context" / "hooks.log").read_text()
     assert "transcript backfill skipped" in log
+
+
+def _big_transcript(path: Path, project: Path, calls: int) -> None:
+    """``calls`` finished Edit calls, each an assistant line and its result line (~3.5 KB)."""
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(calls):
+            ident = f"toolu_big_{i:06d}"
+            edit = {"file_path": f"{project}/src/m{i}.py", "old_string": "a" * 1500,
+                    "new_string": f"b{i}" + "c" * 300}  # fmt: skip
+            use = {"type": "assistant", "message": {"role": "assistant", "content": [
+                {"type": "tool_use", "id": ident, "name": "Edit", "input": edit}]}}  # fmt: skip
+            result = {"type": "user", "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": ident, "content": "ok " * 100}]},
+                "toolUseResult": {"filePath": edit["file_path"]}}  # fmt: skip
+            out.write(json.dumps(use) + "\n" + json.dumps(result) + "\n")
+
+
+def test_a_huge_transcript_is_recorded_over_several_compactions(project: Path) -> None:
+    """Each PreCompact records a bounded share (``backfill.BUDGET_S``, ``BACKFILL_BYTES``) and
+    moves the offset; the next ones go on from there until every call is recorded once."""
+    path = project.parent / "big.jsonl"
+    _big_transcript(path, project, 1800)  # over BACKFILL_BYTES, under the session cap
+    size = path.stat().st_size
+    compact = {"hook_event_name": "PreCompact", "trigger": "auto", "transcript_path": str(path)}
+    db = project / ".context" / "context.db"
+    offsets = []
+    for _ in range(40):
+        hook(project, "pre-compact", compact)
+        with Store.open(db) as store:
+            row = store.conn.execute(
+                "SELECT value FROM hook_state WHERE session_id = ? AND key = 'transcript_offset'",
+                (SID,),
+            ).fetchone()
+        offsets.append(int(json.loads(row[0])))
+        if offsets[-1] >= size:
+            break
+    assert offsets[0] < size, "one call read the whole transcript: make it larger"
+    assert offsets == sorted(offsets) and offsets[-1] == size
+    edits = [d for c, t, d in stored(project) if (c, t) == ("file", "edit")]
+    assert len(edits) == 1800

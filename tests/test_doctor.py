@@ -76,7 +76,7 @@ def test_file_that_is_not_a_database_fails_and_is_left_alone(
     checks = run(project, home)
     assert checks["schema"].level == "FAIL"
     assert "not a readable database" in checks["schema"].message
-    assert "move it aside" in checks["schema"].fix
+    assert "doctor --repair" in checks["schema"].fix
     assert digest(db) == before
     assert not list(db.parent.glob("*.bad-*")), "doctor must not quarantine anything itself"
 
@@ -101,7 +101,7 @@ def test_damaged_pages_fail_the_integrity_check(project: Path, home: Path) -> No
     check = checks["integrity"]
     assert check.level == "FAIL" and "found damage" in check.message
     assert len(check.message) < 600 and "\n" not in check.message
-    assert "ctxmode export" in check.fix and "ctxmode import" in check.fix
+    assert "ctxmode doctor --repair" in check.fix and "keeps the damaged file" in check.fix
     assert digest(db) == before
 
 
@@ -263,6 +263,8 @@ def test_cli_prints_each_line_with_its_fix_and_exits_1_on_fail(project: Path) ->
     assert r.returncode == 1
     lines = r.stdout.splitlines()
     fail = next(i for i, line in enumerate(lines) if line.startswith("FAIL"))
-    assert "schema" in lines[fail] and lines[fail + 1].strip().startswith("fix: move it aside")
+    assert "schema" in lines[fail] and lines[fail + 1].strip().startswith(
+        "fix: run `ctxmode doctor --repair`"
+    )
     r = run_cli("doctor", "--json", cwd=project)
     assert r.returncode == 1 and json.loads(r.stdout)["status"] == "FAIL"

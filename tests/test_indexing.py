@@ -148,8 +148,8 @@ def test_secrets_are_redacted_and_env_files_masked(store: Store, project: Path) 
     (project / ".env").write_text("DATABASE_URL=postgres://u:p@h/db\nPLAIN=hello\n")
     index_path(store, "notes.md")
     index_path(store, ".env")
-    stored = json.dumps(store.query("SELECT title, content FROM chunks").__repr__())
-    bodies = " ".join(r["content"] for r in store.query("SELECT content FROM chunks"))
+    stored = json.dumps(store.query("SELECT title, body FROM search_items").__repr__())
+    bodies = " ".join(r["body"] for r in store.query("SELECT body FROM search_items"))
     assert "ghp_abc" not in bodies and "ghp_abc" not in stored
     assert "postgres://" not in bodies and "hello" not in bodies
     assert "DATABASE_URL=" in bodies

@@ -249,6 +249,11 @@ def test_files_chunked_before_passages_are_chunked_again_on_refresh(tmp_path: Pa
         assert store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0] == 1
         report = refresh_sources(store)
         assert report.sources[0].status == "refreshed"
-        sizes = [r[0] for r in store.conn.execute("SELECT length(content) FROM chunks")]
+        sizes = [
+            r[0]
+            for r in store.conn.execute(
+                "SELECT length(body) FROM search_items WHERE item_kind = 'chunk'"
+            )
+        ]
         assert len(sizes) > 5 and max(sizes) <= 1000
         assert refresh_sources(store).sources[0].status == "unchanged"

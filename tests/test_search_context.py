@@ -33,8 +33,7 @@ def _index_chat(store: Store, label: str = "chat") -> None:
 
 def _context_of(store: Store, content: str) -> str:
     row = store.conn.execute(
-        "SELECT s.context FROM search_items s JOIN chunks c ON s.item_kind = 'chunk' "
-        "AND s.ref_id = c.id WHERE c.content = ?",
+        "SELECT context FROM search_items WHERE item_kind = 'chunk' AND body = ?",
         (content,),
     ).fetchone()
     return str(row[0])

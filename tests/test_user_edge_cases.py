@@ -109,7 +109,9 @@ def test_digest_of_a_run_cut_at_the_output_cap_says_why_it_stopped(project: Path
 
 def _rows_with(store_path: Path, needle: str) -> list[str]:
     with sqlite3.connect(store_path) as conn:
-        rows = conn.execute("SELECT title || ' ' || content FROM chunks").fetchall()
+        rows = conn.execute(
+            "SELECT title || ' ' || body FROM search_items WHERE item_kind = 'chunk'"
+        ).fetchall()
     return [r[0] for r in rows if needle in r[0]]
 
 

@@ -50,6 +50,45 @@ def worst(checks: tuple[Check, ...] | list[Check]) -> Level:
     return max((c.level for c in checks), key=LEVELS.index, default="OK")
 
 
+#: The fix for a damaged store: ``repair`` (``core.salvage``).
+REPAIR = (
+    "run `ctxmode doctor --repair`: it copies every readable context, task, link, event and "
+    "snapshot into a new store (the search index is rebuilt; indexed files are read again) and "
+    "keeps the damaged file as context.db.bad-<time>"
+)
+
+
+def check_writable(db_path: Path) -> list[Check]:
+    """The store file and its folder are writable (SQLite's log and lock files live there)."""
+    import os
+
+    for path in (db_path.parent, db_path):
+        if path.exists() and not os.access(path, os.W_OK):
+            return [
+                Check(
+                    "writable",
+                    "FAIL",
+                    f"{path} is read-only: nothing can be recorded (nothing is lost either)",
+                    f"make it writable by you: `chmod u+w {path}` (and check its owner); "
+                    "do not move the store aside",
+                )
+            ]
+    return []
+
+
+def repair(db_path: Path) -> str:
+    """Salvage a damaged store (``core.salvage``); return a one-line account."""
+    from ctxmode.core.db import salvage
+
+    kept, report = salvage(str(db_path))
+    return f"copied {report.summary()} into a new store; the damaged file is kept as {kept}"
+
+
+def needs_repair(checks: tuple[Check, ...] | list[Check]) -> bool:
+    """Whether a check found damage that ``repair`` fixes."""
+    return any(c.level == "FAIL" and c.fix == REPAIR for c in checks)
+
+
 def _connect_ro(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=2.0)
 
@@ -91,7 +130,8 @@ def check_database(db_path: Path) -> list[Check]:
             Check("database", "FAIL", f"{db_path} is not a file", "remove it or pass --db <file>")
         ]
     checks = [Check("database", "OK", f"{db_path} ({db_path.stat().st_size} bytes)")]
-    move_aside = f"move it aside (`mv {db_path} {db_path}.bad`) and run `ctxmode init`"
+    checks.extend(check_writable(db_path))
+    move_aside = REPAIR
     try:
         conn = _connect_ro(db_path)
     except sqlite3.Error as exc:
@@ -160,9 +200,7 @@ def _integrity_check(conn: sqlite3.Connection, move_aside: str) -> Check:
         "integrity",
         "FAIL",
         f"PRAGMA integrity_check found damage: {summary}",
-        "save what is readable (`ctxmode export > backup.jsonl`), "
-        + move_aside
-        + ", then `ctxmode import backup.jsonl`",
+        move_aside,
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -109,6 +109,8 @@ class Stats:
     #: kind (``file``, ``brief``) -> {"count", "bytes", "contexts"} over ``injections``.
     injections: dict[str, dict[str, int]]
     measured_at: int
+    #: Bytes of the file per part (``space_by_part``); empty when SQLite lacks ``dbstat``.
+    space: dict[str, int] = field(default_factory=dict)
 
     @property
     def contexts_total(self) -> int:
@@ -125,6 +127,7 @@ class Stats:
     def to_dict(self) -> dict[str, Any]:
         return {
             "db_path": self.db_path,
+            "space": self.space,
             "db_bytes": self.db_bytes,
             "schema_version": self.schema_version,
             "contexts": {
@@ -259,6 +262,47 @@ def injection_line(injections: dict[str, dict[str, int]]) -> str:
     )
 
 
+#: Parts of the store, by the name of a table or index (first matching prefix wins).
+_PARTS = (
+    ("events", ("events", "idx_events")),
+    ("documents", ("chunks", "sources", "source_files", "idx_chunks", "idx_source")),
+    ("search index (and document text)", ("search_", "idx_search", "sqlite_autoindex_search")),
+    (
+        "sessions and snapshots",
+        ("sessions", "session_resume", "hook_state", "injections", "idx_sessions", "idx_resume",
+         "idx_injections", "sqlite_autoindex_hook_state", "sqlite_autoindex_sessions"),
+    ),
+    (
+        "knowledge",
+        ("contexts", "tasks", "files", "context_", "shared_items", "team_state", "idx_contexts",
+         "idx_tasks", "idx_ctm", "idx_cfm", "idx_files", "sqlite_autoindex_context",
+         "sqlite_autoindex_files", "sqlite_autoindex_shared"),
+    ),
+)  # fmt: skip
+
+
+def space_by_part(conn: Any) -> dict[str, int]:
+    """What takes the space: bytes of each part of the file (``dbstat``), largest first, with
+    the free pages that ``VACUUM`` would give back. Empty when SQLite lacks ``dbstat``."""
+    import sqlite3
+
+    try:
+        rows = conn.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name").fetchall()
+        free = conn.execute("PRAGMA freelist_count").fetchone()[0]
+        page = conn.execute("PRAGMA page_size").fetchone()[0]
+    except sqlite3.Error:
+        return {}
+    out: dict[str, int] = {}
+    for name, size in rows:
+        part = next(
+            (label for label, prefixes in _PARTS if str(name).startswith(prefixes)), "other"
+        )
+        out[part] = out.get(part, 0) + int(size or 0)
+    if free:
+        out["free (VACUUM gives it back)"] = int(free) * int(page)
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
 def collect(store: Database, *, days: int = DEFAULT_DAYS, now: int | None = None) -> Stats:
     """Measure the store now (one consistent read transaction)."""
     from ctxmode.knowledge.lifecycle import refresh_files
@@ -306,6 +350,7 @@ def collect(store: Database, *, days: int = DEFAULT_DAYS, now: int | None = None
             events_per_day=events_per_day(store, days, ts),
             injections=injection_stats(store),
             measured_at=ts,
+            space=space_by_part(conn),
         )
     finally:
         if own_txn:

@@ -12,6 +12,9 @@ from ctxmode.core.db import Database
 from ctxmode.sessions.vocab import CATEGORIES as EVENT_CATEGORIES
 from ctxmode.sessions.vocab import SNAPSHOT_MIN_BUDGET
 
+#: Days after its session ended that an event is kept (``ctxmode gc``; ``sessions.retention``).
+EVENT_RETENTION_DAYS = 90
+
 TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -32,7 +35,7 @@ if TYPE_CHECKING:
     from ctxmode.exchange.transfer import ImportReport
     from ctxmode.search.engine import Item, SearchResult
 
-__all__ = ["EVENT_CATEGORIES", "SNAPSHOT_MIN_BUDGET", "Store"]
+__all__ = ["EVENT_CATEGORIES", "EVENT_RETENTION_DAYS", "SNAPSHOT_MIN_BUDGET", "Store"]
 
 
 class Store(Database):
@@ -352,6 +355,16 @@ class Store(Database):
         for cat in dict.fromkeys(category):
             found.extend(records.list_events(self, session_id, cat, limit))
         return sorted(found, key=lambda e: e.id, reverse=True)[:limit]
+
+    def prune_events(
+        self, *, days: int = EVENT_RETENTION_DAYS, now: int | None = None, dry_run: bool = False
+    ) -> tuple[int, int]:
+        """Drop the events of sessions over for ``days`` days (snapshots, sessions and
+        knowledge stay), in short transactions; (sessions, events) affected, or that would be
+        with ``dry_run``."""
+        from ctxmode.sessions import retention
+
+        return retention.prune_events(self, days=days, now=now, dry_run=dry_run)
 
     @staticmethod
     def describe_event(event: Event, limit: int = 200) -> str:

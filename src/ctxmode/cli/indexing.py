@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sqlite3
 import sys
 
 import click
@@ -17,11 +20,27 @@ from ctxmode.search.indexing import IndexedSource, IndexReport, index_path
 from ctxmode.search.sources import list_sources, remove_source
 
 
-def _render_index(report: IndexReport) -> None:
+def _store_bytes(db_file: str) -> int:
+    """The store's size on disk: the file and its write-ahead log."""
+    total = 0
+    for suffix in ("", "-wal"):
+        with contextlib.suppress(OSError):
+            total += os.path.getsize(db_file + suffix)
+    return total
+
+
+def _render_index(report: IndexReport, store_bytes: int) -> None:
     for s in report.sources:
         click.echo(
             f"{s.label}: {s.files} file(s), {s.chunks} chunk(s), {s.bytes} bytes ({s.status})"
         )
+    size = sum(s.bytes for s in report.sources)
+    rate = size / 1e6 / report.seconds if report.seconds > 0 else 0.0
+    click.echo(
+        f"{report.files} files, {report.chunks} chunks, {size / 1e6:.1f} MB in "
+        f"{report.seconds:.1f} s ({rate:.1f} MB/s); store {store_bytes / 1e6:.1f} MB",
+        err=True,
+    )
     if report.skipped:
         click.echo(f"skipped {len(report.skipped)} file(s):", err=True)
         for item in report.skipped[:20]:
@@ -44,6 +63,7 @@ def index_cmd(
         raise InvalidInput("--source names one source; give a single PATH with it")
     sources: list[IndexedSource] = []
     skipped: list[Skipped] = []
+    seconds = 0.0
     with state(ctx).store() as store:
         for path in paths:
             with bar(f"indexing {path}", quiet=as_json) as update:
@@ -52,8 +72,13 @@ def index_cmd(
                 )
             sources.extend(report.sources)
             skipped.extend(report.skipped)
-    total = IndexReport(tuple(sources), tuple(skipped))
-    emit(as_json, total.to_dict(), lambda: _render_index(total))
+            seconds += report.seconds
+        with contextlib.suppress(sqlite3.Error):  # a reader may hold the log: measure as is
+            store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        size = _store_bytes(store.db_file)
+    total = IndexReport(tuple(sources), tuple(skipped), seconds)
+    data = {**total.to_dict(), "store_bytes": size}
+    emit(as_json, data, lambda: _render_index(total, size))
 
 
 @click.command("fetch")

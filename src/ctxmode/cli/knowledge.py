@@ -35,7 +35,7 @@ from ctxmode.core.models import (
     Context,
 )
 from ctxmode.core.schema import SCHEMA_VERSION
-from ctxmode.store import Store
+from ctxmode.store import EVENT_RETENTION_DAYS, Store
 
 
 def print_table(columns: tuple[str, ...], rows: Iterable[tuple[str, ...]]) -> None:
@@ -523,19 +523,34 @@ def task_list(ctx: click.Context, status: str | None, as_json: bool) -> None:
 @click.command("gc")
 @click.option("--dry-run", is_flag=True, help="List what would change; change nothing.")
 @click.option("--now", "now_text", help="Evaluate the rules at this time (Unix seconds or ISO).")
+@click.option(
+    "--events-days",
+    type=click.IntRange(1, 36500),
+    default=EVENT_RETENTION_DAYS,
+    show_default=True,
+    help="Drop the events of sessions over for this many days (snapshots and knowledge stay).",
+)
 @json_option
 @click.pass_context
 @handle_errors
-def gc_cmd(ctx: click.Context, dry_run: bool, now_text: str | None, as_json: bool) -> None:
-    """Apply the retention rules (expire, archive) and report counts per type."""
+def gc_cmd(
+    ctx: click.Context, dry_run: bool, now_text: str | None, events_days: int, as_json: bool
+) -> None:
+    """Apply the retention rules (expire, archive, old events) and report counts per type."""
     now = parse_time(now_text, "--now")
     with state(ctx).store() as store, working("Applying retention rules", quiet=as_json):
         report = store.cleanup(now=now, dry_run=dry_run)
+        sessions, events = store.prune_events(days=events_days, now=now, dry_run=dry_run)
 
     def human() -> None:
         counts = report.counts()
         verb = "Would" if dry_run else "Did"
-        if not counts:
+        if events:
+            click.echo(
+                f"{verb}: drop {events} event(s) of {sessions} session(s) over for "
+                f"{events_days}+ days"
+            )
+        if not counts and not events:
             click.echo("Nothing to clean up.")
         for ctype, per in sorted(counts.items()):
             click.echo(f"{verb}: {ctype}: " + ", ".join(f"{a} {n}" for a, n in sorted(per.items())))
@@ -543,7 +558,8 @@ def gc_cmd(ctx: click.Context, dry_run: bool, now_text: str | None, as_json: boo
             for a in report.actions:
                 click.echo(f"  {a.action} #{a.context_id} ({a.type}): {a.reason}")
 
-    emit(as_json, report.to_dict(), human)
+    data = {**report.to_dict(), "events": {"sessions": sessions, "events": events}}
+    emit(as_json, data, human)
 
 
 @click.command("export")

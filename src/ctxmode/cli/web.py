@@ -59,15 +59,20 @@ def ui_cmd(ctx: click.Context, port: int, open_browser: bool) -> None:
 
 
 @click.command("doctor")
+@click.option("--repair", is_flag=True, help="Salvage a damaged store into a new one.")
 @json_option
 @click.pass_context
-def doctor_cmd(ctx: click.Context, as_json: bool) -> None:
+def doctor_cmd(ctx: click.Context, repair: bool, as_json: bool) -> None:
     """Check the store, FTS5, agent hooks and the hook log; each line says the fix.
 
-    Exits 1 when any check FAILs.
+    With --repair, a damaged store is salvaged: every readable row is copied into a new store
+    and the damaged file is kept beside it. Exits 1 when any check FAILs.
     """
     app = state(ctx)
     checks = doctor.run(app.db_path, app.root)
+    if repair and doctor.needs_repair(checks):
+        click.echo(doctor.repair(app.db_path), err=True)
+        checks = doctor.run(app.db_path, app.root)
     level = doctor.worst(checks)
 
     def human() -> None:
@@ -101,6 +106,8 @@ def stats_cmd(ctx: click.Context, days: int, as_json: bool) -> None:
             click.echo(f"{label:<22} {value}")
 
         line("store", f"{st.db_path} ({st.db_bytes} bytes, schema {st.schema_version})")
+        if st.space:
+            line("  space", ", ".join(f"{k} {v / 1e6:.1f} MB" for k, v in st.space.items()))
         line(
             "contexts",
             f"{st.contexts_total} ({st.contexts_live} live, {st.contexts_superseded} superseded, "

@@ -15,7 +15,7 @@ import sqlite3
 import sys
 import time
 
-from ctxmode.core import cjk, config, schema
+from ctxmode.core import cjk, config, names, schema
 from ctxmode.core.errors import (
     CorruptDatabase,
     NotACtxmodeDatabase,
@@ -27,13 +27,22 @@ from ctxmode.core.errors import (
 # time (see ``_lean``); ``path`` and ``root`` become ``Path`` objects only when asked for.
 TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from pathlib import Path
     from types import TracebackType
     from typing import Any, Self
 
+    from ctxmode.core.salvage import SalvageReport
+
 
 _LOCKED_MESSAGES = ("database is locked", "database table is locked", "database is busy")
+
+
+#: Auto-checkpoint threshold (pages) of a connection with a bounded lock wait (hooks); SQLite's
+#: default is 1,000.
+BOUNDED_AUTOCHECKPOINT = 10_000
+#: busy_timeout while ``Database._begin`` polls for the write lock (milliseconds).
+_POLL_MS = 2
 
 
 def is_locked(exc: BaseException) -> bool:
@@ -49,13 +58,17 @@ def lock_held(exc: BaseException) -> bool:
     return exc.__cause__ is not None and is_locked(exc.__cause__)
 
 
+#: Messages of a damaged file ("vtable constructor failed": an FTS5 table's pages are damaged).
+_DAMAGE_MESSAGES = ("not a database", "malformed", "corrupt", "vtable constructor failed")
+
+
 def translate_sqlite_error(exc: sqlite3.Error, path: str | os.PathLike[str]) -> StoreError:
     """Map a raw sqlite3 error to a ``StoreError`` that says what to do."""
     text = str(exc).lower()
-    if "not a database" in text or "malformed" in text or "corrupt" in text:
+    if any(m in text for m in _DAMAGE_MESSAGES):
         return CorruptDatabase(
-            f"{path} is not a readable ctxmode database ({exc}); move it aside or run "
-            "`ctxmode doctor` (hooks recover automatically by moving it aside)"
+            f"{path} is not a readable ctxmode database ({exc}); run `ctxmode doctor --repair` "
+            "to copy every readable row into a new store (hooks do it by themselves)"
         )
     if "readonly" in text or "read-only" in text:
         return StoreUnavailable(
@@ -86,6 +99,8 @@ def is_damage(exc: BaseException | None) -> bool:
     while exc is not None:
         code = getattr(exc, "sqlite_errorcode", None)
         if isinstance(code, int) and code & 0xFF in _DAMAGE_CODES:
+            return True
+        if isinstance(exc, sqlite3.DatabaseError) and "vtable constructor failed" in str(exc):
             return True
         exc = exc.__cause__
     return False
@@ -174,6 +189,7 @@ def _connect(path: str) -> sqlite3.Connection:
         # searchable items needs it. Registering costs a few microseconds; it only runs on
         # text holding CJK characters.
         conn.create_function(cjk.SQL_FUNCTION, 1, cjk.bigrams, deterministic=True)
+        conn.create_function(names.SQL_FUNCTION, 1, names.names, deterministic=True)
         conn.execute(f"PRAGMA busy_timeout = {config.BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA foreign_keys = ON")
         mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
@@ -271,8 +287,10 @@ class Database:
         self.settings = settings
         #: Where a corrupt file was moved when ``open(recover=True)`` replaced it.
         self.recovered_file = None if recovered_from is None else os.fspath(recovered_from)
-        #: Attempts at the write lock before ``StoreUnavailable`` (see ``limit_lock_wait``).
+        #: Attempts at the write lock before ``StoreUnavailable`` (see ``limit_lock_wait``),
+        #: each as long as ``busy_ms``.
         self.lock_retries = config.LOCKED_RETRIES
+        self.busy_ms = config.BUSY_TIMEOUT_MS
 
     @functools.cached_property
     def path(self) -> Path:
@@ -302,6 +320,12 @@ class Database:
         Hooks use a short bound: an agent's tool call must not stall on a busy store.
         """
         self.conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        # The commit that takes the log past the auto-checkpoint threshold copies it into the
+        # file: while an index fills the log, that cost tens to hundreds of ms to whichever
+        # hook committed next. A bounded writer leaves checkpoints to the others (the CLI, the
+        # server, the index itself) unless the log grows ten times larger.
+        self.conn.execute(f"PRAGMA wal_autocheckpoint = {BOUNDED_AUTOCHECKPOINT}")
+        self.busy_ms = int(busy_timeout_ms)
         self.lock_retries = max(1, int(retries))
 
     # -- lifecycle of the handle -------------------------------------------------------------
@@ -318,8 +342,10 @@ class Database:
         """Open (creating and migrating as needed) the store at ``path``.
 
         ``root`` is the project root that file paths are relative to (default: the folder that
-        holds ``.context``). With ``recover=True`` a corrupt file or another program's database
-        is moved aside and a fresh store is started; ``recovered_from`` names the kept file.
+        holds ``.context``). With ``recover=True`` a damaged file is salvaged (``salvage``:
+        every readable row copied into a new store, the damaged file kept aside) and another
+        program's database is moved aside for a fresh store; ``recovered_from`` names the kept
+        file.
         """
         db_path = os.path.abspath(os.path.expanduser(path))
         project_root = os.path.realpath(root) if root else config.root_dir_for_db(db_path)
@@ -332,7 +358,7 @@ class Database:
         recovered: str | None = None
         try:
             conn = cls._open_checked(db_path)
-        except (CorruptDatabase, NotACtxmodeDatabase) as exc:
+        except NotACtxmodeDatabase as exc:
             if not recover:
                 raise
             recovered = quarantine(db_path)
@@ -341,6 +367,22 @@ class Database:
                 file=sys.stderr,
             )
             _prepare_file(db_path)
+            conn = cls._open_checked(db_path)
+        except CorruptDatabase as exc:
+            if not recover:
+                raise
+            done = salvage_for_hook(db_path)
+            if done is None:
+                raise CorruptDatabase(
+                    f"{db_path} is damaged ({exc}) and large: `ctxmode doctor --repair` runs "
+                    "in the background; calls are not recorded until it ends"
+                ) from exc
+            recovered, report = done
+            print(
+                f"ctxmode: {db_path} was damaged ({exc}); copied what was readable into a new "
+                f"store ({report.summary()}); the damaged file is kept as {recovered}",
+                file=sys.stderr,
+            )
             conn = cls._open_checked(db_path)
         return cls(conn, db_path, project_root, config.load_settings(project_root), recovered)
 
@@ -393,14 +435,35 @@ class Database:
         return _Transaction(self)
 
     def _begin(self) -> None:
-        for attempt in range(self.lock_retries):
-            try:
-                self.conn.execute("BEGIN IMMEDIATE")
-                return
-            except sqlite3.OperationalError as exc:
-                if not is_locked(exc) or attempt == self.lock_retries - 1:
-                    raise translate_sqlite_error(exc, self.db_file) from exc
-                time.sleep(config.LOCKED_BACKOFF_S * (2**attempt))
+        """``BEGIN IMMEDIATE``, polling every millisecond or so while another writer holds
+        the lock, for as long as ``lock_retries`` waits of ``busy_timeout`` plus backoff.
+
+        SQLite's own busy handler sleeps 1, 2, 5 ... then 100 ms between tries: against a
+        writer that commits every ~20 ms and starts again soon after (a folder being indexed),
+        it keeps missing the gaps (a hook waited 9x its usual time in bench/scale.py). Polling
+        here takes the lock at the first gap.
+        """
+        conn = self.conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            return
+        except sqlite3.OperationalError as exc:
+            if not is_locked(exc):
+                raise translate_sqlite_error(exc, self.db_file) from exc
+        backoff = sum(config.LOCKED_BACKOFF_S * 2**k for k in range(self.lock_retries - 1))
+        deadline = time.monotonic() + self.busy_ms / 1000 * self.lock_retries + backoff
+        conn.execute(f"PRAGMA busy_timeout = {_POLL_MS}")
+        try:
+            while True:
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                    return
+                except sqlite3.OperationalError as exc:
+                    if not is_locked(exc) or time.monotonic() >= deadline:
+                        raise translate_sqlite_error(exc, self.db_file) from exc
+                time.sleep(_POLL_MS / 2000)
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {self.busy_ms}")
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         """Run a read query and return rows addressable by column name."""
@@ -437,3 +500,70 @@ class Database:
             return getpass.getuser()
         except Exception:  # noqa: BLE001 - no passwd entry in some containers
             return "unknown"
+
+
+# -- salvage of a damaged store (the copying itself: ``core.salvage``) -----------------------
+
+
+def salvage(path: str, log: Callable[[str], None] | None = None) -> tuple[str, SalvageReport]:
+    """Replace the damaged store at ``path`` by a fresh one holding every readable row.
+
+    Returns where the damaged file was moved and the counts. The new store is built beside the
+    old one (``<path>.salvage``) and moved into place only when complete, so a crash midway
+    leaves the damaged file where it was.
+    """
+    from ctxmode.core.salvage import copy_readable
+
+    tmp = path + ".salvage"
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(tmp + suffix):
+            os.remove(tmp + suffix)
+    fresh = Database.open(tmp)
+    try:
+        report = copy_readable(path, fresh.conn, log)
+        fresh.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        fresh.close()
+    moved = quarantine(path)
+    os.replace(tmp, path)
+    for suffix in ("-wal", "-shm"):
+        if os.path.exists(tmp + suffix):
+            os.replace(tmp + suffix, path + suffix)
+    return moved, report
+
+
+#: Largest store a hook salvages itself (bytes): a bigger one would take the hook past its
+#: timeout (copying a year-old store rebuilds its whole search index), so the hook starts
+#: ``ctxmode doctor --repair`` in the background and fails open meanwhile.
+HOOK_MAX_BYTES = 64 * 1024 * 1024
+#: A repair started less than this long ago (seconds) is not started again.
+_REPAIR_GRACE_S = 900
+
+
+def salvage_for_hook(
+    path: str, log: Callable[[str], None] | None = None
+) -> tuple[str, SalvageReport] | None:
+    """``salvage`` a small store now; for a large one start ``ctxmode doctor --repair`` in a
+    detached process (once) and return ``None``."""
+    if os.path.getsize(path) <= HOOK_MAX_BYTES:
+        return salvage(path, log)
+    import subprocess
+    import sys
+    import time
+
+    marker = path + ".salvage"
+    try:
+        if time.time() - os.path.getmtime(marker) < _REPAIR_GRACE_S:
+            return None  # a repair is under way
+    except OSError:
+        pass
+    with open(marker, "wb"):
+        pass  # claims the repair; ``salvage`` replaces it with the new store
+    subprocess.Popen(  # noqa: S603 - our own interpreter and module
+        [sys.executable, "-m", "ctxmode", "--db", path, "doctor", "--repair"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    return None

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 
 from ctxmode.core.errors import NotACtxmodeDatabase, SchemaTooNew
+from ctxmode.core.index_schema import m013_lean_chunks
 from ctxmode.core.schema_later import m011_history_import, m012_link_baselines
 
 Migration = Callable[[sqlite3.Connection], None]
@@ -583,6 +584,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m010_team_shares,
     m011_history_import,
     m012_link_baselines,
+    m013_lean_chunks,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -4,12 +4,13 @@ hook recorded.
 A hook call can be lost: an in-agent (``mcp_tool``) hook while the ``ctxmode serve`` it calls
 is not connected (not approved yet, crashed, restarting), a command hook killed by its
 timeout. Before a snapshot is built (PreCompact) and when the session ends, the calls and
-prompts of the session's transcript (``sessions.transcript.claude_calls``) after the offset
-read last time go through the hooks' own adapter and extraction. Nothing is stored twice: a
-tool call's idempotency key is its ``tool_use_id`` (``sessions.adapters.call_key``, the same
-for every path), and a rebuilt record whose content the session already holds is dropped.
-Detectors (repeats, latency, error resolution) do not run on replayed calls. Standard library
-only.
+prompts of the session's transcript (``sessions.transcript.claude_calls_at``) after the offset
+read last time go through the hooks' own adapter and extraction, for at most ``BUDGET_S``
+seconds and ``sessions.transcript.BACKFILL_BYTES`` of the file per call (the rest the next time).
+Nothing is stored twice: a tool call's idempotency key is its ``tool_use_id``
+(``sessions.adapters.call_key``, the same for every path), and a rebuilt record whose content
+the session already holds is dropped. Detectors (repeats, latency, error resolution) do not
+run on replayed calls. Standard library only.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ if TYPE_CHECKING:
 
 #: hook_state key: the transcript offset read up to, per session.
 OFFSET = "transcript_offset"
+#: Seconds of recording per backfill: a PreCompact hook stays far from its timeout (30 s as
+#: installed) whatever the transcript's size; the rest is recorded by the next backfill.
+BUDGET_S = 2.0
 
 
 def backfill(store: Store, ev: NormalizedHookEvent) -> int:
@@ -58,9 +62,15 @@ def _backfill(store: Store, ev: NormalizedHookEvent) -> int:
 
     offset = records.get_state(store.conn, ev.session_id, OFFSET)
     offset = offset if isinstance(offset, int) and offset >= 0 else 0
-    calls, resume = transcript.claude_calls(ev.transcript_path, offset)
+    calls, resume = transcript.claude_calls_at(ev.transcript_path, offset)
     stored = 0
-    for rebuilt in calls:
+    deadline = time.monotonic() + BUDGET_S
+    for line, rebuilt in calls:
+        if time.monotonic() > deadline:
+            # The rest next time, from this call's line: what was recorded after it is
+            # dropped as a repeat (idempotency keys).
+            resume = min(resume, line)
+            break
         payload = {**rebuilt, "session_id": ev.session_id, "cwd": ev.cwd or store.root_dir}
         call = adapters.normalize("claude-code", None, payload)
         if call is None:

@@ -235,9 +235,10 @@ def _handle(
     stores: dict[str, tuple[Store, tuple[int, int]]] | None,
 ) -> dict[str, object] | None:
     """Open (or reuse) the store, run the handler, and close or keep the store. Damage found
-    inside the file moves it aside and the call runs once more on a fresh store."""
+    inside the file is salvaged (every readable row copied into a new store, the damaged file
+    kept aside) and the call runs once more on it."""
     from ctxmode.core import config
-    from ctxmode.core.db import is_damage, quarantine
+    from ctxmode.core.db import is_damage
     from ctxmode.hooks import handlers
     from ctxmode.store import Store
 
@@ -274,6 +275,17 @@ def _handle(
             else:
                 store.close()
             return result
-        moved = quarantine(db_path)
-        log(root, "WARN", f"damaged store ({damage}) moved aside to {moved}; started a new one")
+        from ctxmode.core.db import salvage_for_hook  # the damage path only
+
+        done = salvage_for_hook(db_path)
+        if done is None:
+            log(root, "WARN", f"damaged store ({damage}): `ctxmode doctor --repair` started")
+            return None
+        moved, report = done
+        log(
+            root,
+            "WARN",
+            f"damaged store ({damage}): copied what was readable into a new store "
+            f"({report.summary()}); the damaged file is kept as {moved}",
+        )
     return None

@@ -76,6 +76,8 @@ class IndexReport:
 
     sources: tuple[IndexedSource, ...] = ()
     skipped: tuple[Skipped, ...] = field(default_factory=tuple)
+    #: Wall time of the call (seconds).
+    seconds: float = 0.0
 
     @property
     def chunks(self) -> int:
@@ -92,6 +94,7 @@ class IndexReport:
             "chunks": self.chunks,
             "bytes": sum(s.bytes for s in self.sources),
             "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
+            "seconds": round(self.seconds, 3),
         }
 
 
@@ -178,15 +181,37 @@ def _upsert_source(
     return int(cur.lastrowid or 0)
 
 
+#: Characters of each of the two previous chunks copied into a chunk's ``context`` column.
+NEIGHBOUR_CHARS = 300
+
+
 def _insert_rows(conn: sqlite3.Connection, source_id: int, rows: Iterable[_Row], now: int) -> int:
+    """Write ``rows`` (in document order) as chunks of ``source_id``; return how many.
+
+    A chunk's text is stored once, in ``search_items.body``
+    (``core.index_schema.m013_lean_chunks``): the ``chunks`` row keeps its place (source, file,
+    ordinal, kind). Its ``context`` holds the last ``NEIGHBOUR_CHARS`` characters of the chunks
+    at ``ordinal - 2`` and ``ordinal - 1`` of the same file, as ``m005`` defined it.
+    """
+    (label,) = conn.execute("SELECT label FROM sources WHERE id = ?", (source_id,)).fetchone()
+    tails: dict[tuple[str | None, int], str] = {}
     count = 0
     for row in rows:
-        conn.execute(
+        piece = row.piece
+        cur = conn.execute(
             "INSERT INTO chunks(source_id, ordinal, title, content, kind, created_at, path) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (source_id, row.ordinal, row.piece.title, row.piece.content, row.piece.kind, now,
-             row.path),
-        )  # fmt: skip
+            "VALUES (?, ?, ?, '', ?, ?, ?)",
+            (source_id, row.ordinal, piece.title, piece.kind, now, row.path),
+        )
+        before = tails.get((row.path, row.ordinal - 2), "")
+        last = tails.get((row.path, row.ordinal - 1), "")
+        context = f"{before} {last}".strip(" ")
+        conn.execute(
+            "INSERT INTO search_items(item_kind, ref_id, title, body, source, type, "
+            "created_at, context) VALUES ('chunk', ?, ?, ?, ?, ?, ?, ?)",
+            (cur.lastrowid, piece.title, piece.content, label, piece.kind, now, context),
+        )
+        tails[(row.path, row.ordinal)] = piece.content[-NEIGHBOUR_CHARS:]
         count += 1
     return count
 
@@ -200,34 +225,193 @@ def _aggregate_hash(states: Iterable[_FileState]) -> str:
     return _sha256(joined.encode())
 
 
-def _replace_file_source(
+# -- writing file-backed sources in short transactions ---------------------------------------
+
+#: A batch of changed files is written in one transaction sized to take about this long
+#: (seconds), so that a hook or a CLI write waiting for the lock waits about this long at most.
+TXN_TARGET_S = 0.02
+#: First batch size (characters of chunk text); later batches adapt to the measured rate.
+_FIRST_BATCH_CHARS = 40_000
+_MIN_BATCH_CHARS = 2_000
+_MAX_BATCH_CHARS = 2_000_000
+#: Rows deleted per transaction when a source's files are dropped.
+_DELETE_BATCH = 200
+
+
+class _Batcher:
+    """Collects changed files and writes them in transactions of about ``TXN_TARGET_S``.
+
+    Each file's chunks and its ``source_files`` row commit together, so a run killed midway
+    leaves every file either fully indexed with its state recorded or untouched: the next run
+    skips the first kind by size and mtime and indexes the rest.
+    """
+
+    def __init__(self, store: Database, source_id: int, now: int) -> None:
+        self.store = store
+        self.source_id = source_id
+        self.now = now
+        self.pending: list[tuple[_FileState, list[_Row]]] = []
+        self.touched: list[_FileState] = []
+        self.chars = 0
+        self.budget = _FIRST_BATCH_CHARS
+        self.written_files = 0
+
+    def add(self, state: _FileState, rows: list[_Row]) -> None:
+        self.pending.append((state, rows))
+        self.chars += sum(len(r.piece.content) + len(r.piece.title) for r in rows) + 200
+        if self.chars >= self.budget:
+            self.flush()
+
+    def touch(self, state: _FileState) -> None:
+        """Record a new mtime for a file whose content did not change."""
+        self.touched.append(state)
+        if len(self.touched) >= 500:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.pending and not self.touched:
+            return
+        started = time.perf_counter()
+        with self.store.transaction() as conn:
+            for state, rows in self.pending:
+                conn.execute(
+                    "DELETE FROM chunks WHERE source_id = ? AND path = ?",
+                    (self.source_id, state.path),
+                )
+                _insert_rows(conn, self.source_id, rows, self.now)
+            _record_states(conn, self.source_id, [s for s, _ in self.pending] + self.touched)
+        elapsed = time.perf_counter() - started
+        if self.pending and elapsed > 0:
+            rate = self.chars / elapsed
+            self.budget = int(min(_MAX_BATCH_CHARS, max(_MIN_BATCH_CHARS, rate * TXN_TARGET_S)))
+        self.written_files += len(self.pending)
+        self.pending, self.touched, self.chars = [], [], 0
+
+
+def _record_states(conn: sqlite3.Connection, source_id: int, states: Sequence[_FileState]) -> None:
+    conn.executemany(
+        "INSERT INTO source_files(source_id, path, content_hash, mtime, bytes) "
+        "VALUES (?, ?, ?, ?, ?) ON CONFLICT(source_id, path) DO UPDATE SET "
+        "content_hash = excluded.content_hash, mtime = excluded.mtime, bytes = excluded.bytes",
+        [(source_id, s.path, s.content_hash, s.mtime, s.size) for s in states],
+    )
+
+
+def _drop_files(store: Database, source_id: int, paths: Sequence[str]) -> None:
+    """Delete the chunks and recorded state of ``paths``, a few files per transaction."""
+    for start in range(0, len(paths), _DELETE_BATCH):
+        part = paths[start : start + _DELETE_BATCH]
+        with store.transaction() as conn:
+            for rel in part:
+                conn.execute(
+                    "DELETE FROM chunks WHERE source_id = ? AND path IS ?", (source_id, rel)
+                )
+                conn.execute(
+                    "DELETE FROM source_files WHERE source_id = ? AND path = ?", (source_id, rel)
+                )
+
+
+def _sync_files(
     store: Database,
-    label: str,
-    location: str,
-    states: Sequence[_FileState],
-    rows: Sequence[_Row],
+    source_id: int,
+    files: Sequence[str],
+    skipped: list[Skipped],
+    *,
+    is_dir: bool,
     now: int,
-) -> int:
-    """Replace a file-backed source wholesale; return the number of chunks written."""
+    progress: Progress | None,
+) -> tuple[list[_FileState], bool]:
+    """Bring ``source_id``'s chunks in line with ``files``; return their states and whether
+    anything was written.
+
+    A file whose size and mtime match its recorded state is not read; one whose bytes hash to
+    the recorded hash only gets its new mtime; the others are chunked again. Recorded files no
+    longer in ``files`` lose their chunks. Writes go through ``_Batcher`` (short transactions).
+    """
+    known = {
+        r[0]: (r[1], r[2], r[3])
+        for r in store.conn.execute(
+            "SELECT path, content_hash, mtime, bytes FROM source_files WHERE source_id = ?",
+            (source_id,),
+        )
+    }
+    batch = _Batcher(store, source_id, now)
+    states: list[_FileState] = []
+    total = len(files)
+    for done, rel in enumerate(files, start=1):
+        file_path = absolute_path(store, rel)
+        try:
+            stat = file_path.stat()
+        except OSError:
+            stat = None
+        old = known.get(rel)
+        if stat is not None and old and old[1] == stat.st_mtime and old[2] == stat.st_size:
+            states.append(_FileState(rel, old[0], stat.st_mtime, stat.st_size))
+        else:
+            text, reason, raw = read_text(file_path)
+            if text is None or stat is None:
+                skipped.append(Skipped(rel, reason or "skipped"))
+            else:
+                state = _FileState(rel, _sha256(raw), stat.st_mtime, len(raw))
+                states.append(state)
+                if old and old[0] == state.content_hash:
+                    batch.touch(state)
+                else:
+                    pieces = _pieces_for_file(rel, text, rel if is_dir else "")
+                    batch.add(state, _rows(rel, pieces))
+        if progress is not None:
+            progress(done, total, rel)
+    batch.flush()
+    seen = {s.path for s in states}
+    removed = [p for p in known if p not in seen]
+    _drop_files(store, source_id, removed)
+    return states, bool(batch.written_files or removed)
+
+
+def _finish_source(store: Database, source_id: int, states: Sequence[_FileState], now: int) -> int:
+    """Record a file-backed source's aggregate state; return its chunk count."""
+    with store.transaction() as conn:
+        conn.execute(
+            "UPDATE sources SET content_hash = ?, mtime = ?, bytes = ?, indexed_at = ? "
+            "WHERE id = ?",
+            (
+                _aggregate_hash(states),
+                max((s.mtime for s in states), default=None),
+                sum(s.size for s in states),
+                now,
+                source_id,
+            ),
+        )
+        return int(
+            conn.execute(
+                "SELECT COUNT(*) FROM chunks WHERE source_id = ?", (source_id,)
+            ).fetchone()[0]
+        )
+
+
+def _file_source(store: Database, label: str, location: str, now: int) -> tuple[int, bool]:
+    """The id of file-backed source ``label`` at ``location`` (created when new) and whether
+    it is new. A source of that label with another kind or location is emptied first."""
+    row = store.conn.execute(
+        "SELECT id, kind, location FROM sources WHERE label = ?", (label,)
+    ).fetchone()
+    if row is not None and row[1] == "file" and row[2] == location:
+        return int(row[0]), False
+    if row is not None:
+        paths = [
+            r[0]
+            for r in store.conn.execute(
+                "SELECT DISTINCT path FROM chunks WHERE source_id = ?", (row[0],)
+            )
+        ]
+        _drop_files(store, int(row[0]), paths)
+        with store.transaction() as conn:
+            conn.execute("DELETE FROM source_files WHERE source_id = ?", (row[0],))
     with store.transaction() as conn:
         source_id = _upsert_source(
-            conn,
-            label,
-            "file",
-            location,
-            content_hash=_aggregate_hash(states),
-            mtime=max((s.mtime for s in states), default=None),
-            size=sum(s.size for s in states),
-            now=now,
+            conn, label, "file", location, content_hash=None, mtime=None, size=0, now=now
         )
-        conn.execute("DELETE FROM chunks WHERE source_id = ?", (source_id,))
-        conn.execute("DELETE FROM source_files WHERE source_id = ?", (source_id,))
-        conn.executemany(
-            "INSERT INTO source_files(source_id, path, content_hash, mtime, bytes) "
-            "VALUES (?, ?, ?, ?, ?)",
-            [(source_id, s.path, s.content_hash, s.mtime, s.size) for s in states],
-        )
-        return _insert_rows(conn, source_id, rows, now)
+    return source_id, row is None or row[1] != "file" or row[2] != location
 
 
 def _default_label(rel: str) -> str:
@@ -247,6 +431,7 @@ def index_path(
     A folder's chunks are titled ``<file> > <heading>``; a single file's by its headings or
     definitions. Indexing the same label again replaces its previous chunks.
     """
+    started = time.perf_counter()
     rel = normalize_path(store, path)
     target = absolute_path(store, rel)
     label = _check_label(source) if source is not None else _default_label(rel)
@@ -255,31 +440,22 @@ def index_path(
         files, skipped = walk_files(store, rel)
         is_dir = True
     elif target.is_file():
+        text, reason, _raw = read_text(target)
+        if text is None:
+            raise InvalidInput(f"{rel} was not indexed: {reason or 'skipped'}")
         files, skipped, is_dir = [rel], [], False
     else:
         raise InvalidInput(f"{path!r} is neither a file nor a folder; check the path")
-    states: list[_FileState] = []
-    rows: list[_Row] = []
-    total = len(files)
-    for done, file_rel in enumerate(files, start=1):
-        file_path = absolute_path(store, file_rel)
-        text, reason, raw = read_text(file_path)
-        if text is None:
-            skipped.append(Skipped(file_rel, reason or "skipped"))
-        else:
-            stat = file_path.stat()
-            states.append(_FileState(file_rel, _sha256(raw), stat.st_mtime, len(raw)))
-            pieces = _pieces_for_file(file_rel, text, file_rel if is_dir else "")
-            rows.extend(_rows(file_rel, pieces))
-        if progress is not None:
-            progress(done, total, file_rel)
-    if not is_dir and not states:
-        raise InvalidInput(f"{rel} was not indexed: {skipped[0].reason}")
-    count = _replace_file_source(store, label, rel, states, rows, ts)
-    indexed = IndexedSource(
-        label, "file", rel, "indexed", len(states), count, sum(s.size for s in states)
+    source_id, is_new = _file_source(store, label, rel, ts)
+    states, wrote = _sync_files(
+        store, source_id, files, skipped, is_dir=is_dir, now=ts, progress=progress
     )
-    return IndexReport((indexed,), tuple(skipped))
+    count = _finish_source(store, source_id, states, ts)
+    status = "indexed" if is_new else "refreshed" if wrote else "unchanged"
+    indexed = IndexedSource(
+        label, "file", rel, status, len(states), count, sum(s.size for s in states)
+    )
+    return IndexReport((indexed,), tuple(skipped), time.perf_counter() - started)
 
 
 def index_content(
@@ -379,12 +555,16 @@ def _refresh_one(
     if not location_exists(store, location):
         # Kept, emptied: a folder gone with a branch switch is indexed again when it is back
         # (its files all look new then); `ctxmode sources --rm` deletes a source for good.
-        if store.conn.execute(
-            "SELECT 1 FROM source_files WHERE source_id = ? LIMIT 1", (source_id,)
-        ).fetchone():
+        paths = [
+            r[0]
+            for r in store.conn.execute(
+                "SELECT path FROM source_files WHERE source_id = ?", (source_id,)
+            )
+        ]
+        if paths:
+            _drop_files(store, source_id, paths)
             with store.transaction() as conn:
                 conn.execute("DELETE FROM chunks WHERE source_id = ?", (source_id,))
-                conn.execute("DELETE FROM source_files WHERE source_id = ?", (source_id,))
                 conn.execute(
                     "UPDATE sources SET content_hash = NULL, mtime = NULL, bytes = 0, "
                     "indexed_at = ? WHERE id = ?",
@@ -397,73 +577,17 @@ def _refresh_one(
         files, skipped = walk_files(store, location)
     else:
         files = [location]
-    known = {
-        r[0]: (r[1], r[2], r[3])
-        for r in store.conn.execute(
-            "SELECT path, content_hash, mtime, bytes FROM source_files WHERE source_id = ?",
-            (source_id,),
-        )
-    }
-    states: dict[str, _FileState] = {}
-    changed: dict[str, list[_Row]] = {}
-    for rel in files:
-        file_path = absolute_path(store, rel)
-        try:
-            stat = file_path.stat()
-        except OSError:
-            continue
-        old = known.get(rel)
-        if old and old[1] == stat.st_mtime and old[2] == stat.st_size:
-            states[rel] = _FileState(rel, old[0], stat.st_mtime, stat.st_size)
-            continue
-        text, reason, raw = read_text(file_path)
-        if text is None:
-            skipped.append(Skipped(rel, reason or "skipped"))
-            continue
-        digest = _sha256(raw)
-        states[rel] = _FileState(rel, digest, stat.st_mtime, len(raw))
-        if old and old[0] == digest:
-            continue  # touched, not changed: only the mtime is updated below
-        changed[rel] = _rows(rel, _pieces_for_file(rel, text, rel if is_dir else ""))
-    removed = [p for p in known if p not in states]
-    touched = [p for p, s in states.items() if p in known and known[p][1] != s.mtime]
-    if not changed and not removed and not touched:
+    states, wrote = _sync_files(
+        store, source_id, files, skipped, is_dir=is_dir, now=now, progress=None
+    )
+    size = sum(s.size for s in states)
+    if not wrote:
         count = store.conn.execute(
             "SELECT COUNT(*) FROM chunks WHERE source_id = ?", (source_id,)
         ).fetchone()[0]
-        size = sum(s.size for s in states.values())
         return IndexedSource(label, "file", location, "unchanged", len(states), count, size), []
-    with store.transaction() as conn:
-        for rel in [*removed, *changed]:
-            conn.execute("DELETE FROM chunks WHERE source_id = ? AND path = ?", (source_id, rel))
-            conn.execute(
-                "DELETE FROM source_files WHERE source_id = ? AND path = ?", (source_id, rel)
-            )
-        for rows in changed.values():
-            _insert_rows(conn, source_id, rows, now)
-        conn.executemany(
-            "INSERT INTO source_files(source_id, path, content_hash, mtime, bytes) "
-            "VALUES (?, ?, ?, ?, ?) ON CONFLICT(source_id, path) DO UPDATE SET "
-            "content_hash = excluded.content_hash, mtime = excluded.mtime, bytes = excluded.bytes",
-            [(source_id, s.path, s.content_hash, s.mtime, s.size) for s in states.values()],
-        )
-        conn.execute(
-            "UPDATE sources SET content_hash = ?, mtime = ?, bytes = ?, indexed_at = ? "
-            "WHERE id = ?",
-            (
-                _aggregate_hash(states.values()),
-                max((s.mtime for s in states.values()), default=None),
-                sum(s.size for s in states.values()),
-                now,
-                source_id,
-            ),
-        )
-        count = conn.execute(
-            "SELECT COUNT(*) FROM chunks WHERE source_id = ?", (source_id,)
-        ).fetchone()[0]
-    status = "refreshed" if changed or removed else "unchanged"
-    size = sum(s.size for s in states.values())
-    return IndexedSource(label, "file", location, status, len(states), count, size), skipped
+    count = _finish_source(store, source_id, states, now)
+    return IndexedSource(label, "file", location, "refreshed", len(states), count, size), skipped
 
 
 def refresh_sources(

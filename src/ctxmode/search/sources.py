@@ -97,8 +97,9 @@ def source_chunks(store: Database, label: str) -> list[tuple[str, str]]:
     """(title, content) of a source's chunks in document order."""
     info = get_source(store, label)
     rows = store.conn.execute(
-        "SELECT title, content FROM chunks WHERE source_id = ? ORDER BY IFNULL(path, ''), "
-        "ordinal, id",
+        "SELECT c.title, s.body FROM chunks c "
+        "JOIN search_items s ON s.item_kind = 'chunk' AND s.ref_id = c.id "
+        "WHERE c.source_id = ? ORDER BY IFNULL(c.path, ''), c.ordinal, c.id",
         (info.id,),
     ).fetchall()
     return [(str(r[0]), str(r[1])) for r in rows]

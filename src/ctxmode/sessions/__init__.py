@@ -5,6 +5,7 @@
 - ``snapshot``: the <= 2 KB resume snapshot and the startup brief; ``state`` (what the
   session's state is: its candidates), ``corrections`` (prompts that reverse earlier ones) and
   ``budget`` (fitting them by shares that adapt);
+- ``retention``: events of sessions over for 90 days dropped (``ctxmode gc``);
 - ``spool``: hook calls kept on disk while another process holds the store's lock;
 - ``transcript``: reading an agent's transcript (the last assistant turn; Claude Code's tool
   calls and prompts, for ``hooks.backfill``).

@@ -84,8 +84,8 @@ def _content_text(content: Any) -> str | None:
 # -- the calls a Claude Code transcript holds (the hooks' backstop) --------------------------
 
 #: Most of a transcript read per backfill (bytes, from the last offset read): a session's
-#: tool outputs, not an unbounded file.
-BACKFILL_BYTES = 16 * 1024 * 1024
+#: tool outputs, not an unbounded file; the rest is read by the next backfill.
+BACKFILL_BYTES = 4 * 1024 * 1024
 #: What a line read by ``claude_read`` holds (the others are not parsed: most of a
 #: transcript's bytes are attachments and request shapes).
 _WANTED = (
@@ -106,6 +106,8 @@ class ClaudeRead(NamedTuple):
     calls: list[dict[str, Any]]
     #: The time of each call (Unix milliseconds; 0 when its line has none), parallel to calls.
     times: list[int]
+    #: The offset of each call's line, parallel to calls (a bounded backfill resumes there).
+    lines: list[int]
     #: The offset read up to (see ``claude_calls``).
     resume: int
     #: The session id and working directory the lines record (the first seen), if any.
@@ -118,7 +120,17 @@ class ClaudeRead(NamedTuple):
 
 
 def claude_calls(path: str | None, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
-    """Hook payloads rebuilt from a Claude Code transcript, after byte ``offset``: one
+    """``claude_calls_at`` without the offsets of the calls."""
+    calls, resume = claude_calls_at(path, offset)
+    return [payload for _, payload in calls], resume
+
+
+def claude_calls_at(
+    path: str | None, offset: int = 0
+) -> tuple[list[tuple[int, dict[str, Any]]], int]:
+    """(offset of its line, payload) of each call, and the offset read up to.
+
+    Hook payloads rebuilt from a Claude Code transcript, after byte ``offset``: one
     PostToolUse (or PostToolUseFailure) per finished tool call and one UserPromptSubmit per
     prompt, in order, without session fields; and the offset read up to (the end of the last
     whole line). A tool call whose result is not in the file yet is left for a later read,
@@ -131,7 +143,7 @@ def claude_calls(path: str | None, offset: int = 0) -> tuple[list[dict[str, Any]
     skipped. Never raises: ``([], offset)`` when nothing is readable.
     """
     read = claude_read(path, offset)
-    return read.calls, read.resume
+    return list(zip(read.lines, read.calls, strict=True)), read.resume
 
 
 def claude_read(
@@ -140,7 +152,7 @@ def claude_read(
     """``claude_calls`` with what the import of past sessions needs too: each call's time,
     the session id, working directory and compactions the lines record, and (``stops``) a
     Stop payload with the last assistant text of each turn that a prompt closed."""
-    nothing = ClaudeRead([], [], offset, None, None, 0, 0)
+    nothing = ClaudeRead([], [], [], offset, None, None, 0, 0)
     if not path or not path.endswith(".jsonl") or not os.path.isfile(path):
         return nothing
     try:
@@ -154,7 +166,9 @@ def claude_read(
         return nothing
     end = data.rfind(b"\n") + 1
     if end == 0:
-        return nothing._replace(resume=offset)
+        # One line longer than the read (a huge tool output): step over it, or every later
+        # read would stop here.
+        return nothing._replace(resume=offset + len(data) if len(data) == limit else offset)
     uses: dict[str, tuple[int, dict[str, Any]]] = {}
     out: list[tuple[int, str, dict[str, Any]]] = []
     resume = offset + end
@@ -220,6 +234,7 @@ def claude_read(
     return ClaudeRead(
         [payload for _, _, payload in out],
         [iso_ms(when) for _, when, _ in out],
+        [line for line, _, _ in out],
         resume,
         session_id,
         cwd,

@@ -1,0 +1,66 @@
+"""The names analyser of the substring index: a chunk's text -> its distinct names.
+
+``search_trigram`` finds substrings ("current_us" inside ``get_current_user``, "tokenizer"
+inside "pretokenizers") and near spellings. Over the whole text of every indexed document it
+was the largest and slowest part of the store (on a 3,139-file repository: 86 of 208 MB and
+about a third of the indexing time), while the substrings people look for sit in names. So a
+document chunk's title and body are indexed there as their *names*: the distinct words that
+hold an underscore, a digit next to a letter, an inner capital (``getCurrentUser``) or 8+
+characters, and the Latin or digit runs (3+) inside runs of CJK (``1998`` of ``1998年``), each
+kept once, in order of first appearance; words over ``MAX_NAME`` characters (hashes, base64)
+are left out. Contexts and events keep their whole text (``index_schema.m013_lean_chunks``).
+
+The trigger calls it as the SQL function ``ctxmode_names`` (registered by ``db._connect``);
+``search_trigram`` is contentless, so a row is deleted by giving its names again: the output
+for a given text must never change under an existing table (a new rule needs a migration that
+rebuilds the table). Standard library only, nothing compiled at import (hook path).
+"""
+
+from __future__ import annotations
+
+from ctxmode.core.cjk import is_cjk_char
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
+
+#: Name of the SQL function (one text argument, deterministic).
+SQL_FUNCTION = "ctxmode_names"
+#: Longer words are not names but hashes, keys or base64 (characters).
+MAX_NAME = 48
+#: Plain words (letters only, no inner capital) of this many characters or more are kept.
+LONG_WORD = 8
+
+_WORD: list[re.Pattern[str]] = []
+
+
+def _patterns() -> list[re.Pattern[str]]:
+    if not _WORD:
+        import re
+
+        _WORD.append(re.compile(r"\w+"))
+        _WORD.append(re.compile(r"[a-z][A-Z]|_|[A-Za-z][0-9]|[0-9][A-Za-z]"))
+        _WORD.append(re.compile(r"[0-9A-Za-z]{3,}"))
+    return _WORD
+
+
+def names(text: object) -> str:
+    """The distinct names of ``text``, space-separated (``''`` for NULL or no name)."""
+    if not isinstance(text, str) or not text:
+        return ""
+    word, marked, latin = _patterns()
+    seen: dict[str, None] = {}
+    for tok in word.findall(text):
+        n = len(tok)
+        if n < 3 or tok in seen:
+            continue
+        if not tok.isascii() and any(is_cjk_char(c) for c in tok):
+            # Latin inside a run of CJK ("1998年", "FastAPI框架"): unicode61 keeps the run as
+            # one token, so only this index finds the Latin part, kept alone.
+            for part in latin.findall(tok):
+                if len(part) <= MAX_NAME:
+                    seen.setdefault(part, None)
+            continue
+        if n <= MAX_NAME and (n >= LONG_WORD or marked.search(tok)):
+            seen[tok] = None
+    return " ".join(seen)

@@ -1,0 +1,165 @@
+"""Indexing at size: short transactions, resume after kill -9, names found by substring."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+from conftest import CTXMODE
+from ctxmode import Store
+from ctxmode.core.errors import StoreUnavailable
+from ctxmode.search.engine import search
+from ctxmode.search.indexing import index_path
+
+
+def _write_docs(root: Path, files: int, paragraphs: int = 12) -> None:
+    """``files`` markdown files of ``paragraphs`` sections each (~10 KB a file)."""
+    for i in range(files):
+        folder = root / "docs" / f"part{i % 7}"
+        folder.mkdir(parents=True, exist_ok=True)
+        body = "\n\n".join(
+            f"## Section {j} of page {i}\n\n"
+            + " ".join(f"word{(i * 31 + j * 7 + k) % 997} text" for k in range(60))
+            for j in range(paragraphs)
+        )
+        (folder / f"page{i}.md").write_text(f"# Page {i}\n\n{body}\n", encoding="utf-8")
+
+
+def _chunks(db: Path) -> list[tuple[object, ...]]:
+    """Every chunk's place and text (row ids aside: they differ between runs)."""
+    with sqlite3.connect(db) as conn:
+        return conn.execute(
+            "SELECT c.path, c.ordinal, c.kind, s.title, s.body, s.context FROM chunks c "
+            "JOIN search_items s ON s.item_kind = 'chunk' AND s.ref_id = c.id "
+            "ORDER BY c.path, c.ordinal"
+        ).fetchall()
+
+
+def _files(db: Path) -> list[tuple[object, ...]]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(
+            "SELECT path, content_hash, bytes FROM source_files ORDER BY path"
+        ).fetchall()
+
+
+def _start_index(project: Path) -> subprocess.Popen[bytes]:
+    assert CTXMODE
+    return subprocess.Popen(
+        [CTXMODE, "index", "--json", "docs"],
+        cwd=project,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def _wait_for_files(db: Path, proc: subprocess.Popen[bytes], at_least: int) -> int:
+    """Poll until the running index has committed ``at_least`` files; return the count."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            with sqlite3.connect(db, timeout=5) as conn:
+                (n,) = conn.execute("SELECT count(*) FROM source_files").fetchone()
+        except sqlite3.OperationalError:
+            n = 0
+        if n >= at_least:
+            return int(n)
+        time.sleep(0.02)
+    return -1
+
+
+def test_kill_mid_index_then_rerun_equals_one_clean_run(tmp_path: Path) -> None:
+    killed, clean = tmp_path / "killed", tmp_path / "clean"
+    for root in (killed, clean):
+        (root / ".git").mkdir(parents=True)
+        _write_docs(root, 160)
+    db = killed / ".context" / "context.db"
+    Store.open(db).close()
+    proc = _start_index(killed)
+    done = _wait_for_files(db, proc, 20)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert 20 <= done < 160, "the index finished before it could be killed; add files"
+    with Store.open(db) as store:
+        midway = len(_files(db))
+        assert 0 < midway < 160
+        report = index_path(store, "docs")
+        assert report.sources[0].files == 160
+    with Store.open(clean / ".context" / "context.db") as store:
+        index_path(store, "docs")
+    assert _files(db) == _files(clean / ".context" / "context.db")
+    assert _chunks(db) == _chunks(clean / ".context" / "context.db")
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        (bad,) = conn.execute(
+            "SELECT count(*) FROM search_items s WHERE item_kind = 'chunk' "
+            "AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.id = s.ref_id)"
+        ).fetchone()
+        assert bad == 0
+
+
+def test_writes_land_while_a_folder_is_indexed(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    (project / ".git").mkdir(parents=True)
+    _write_docs(project, 400)
+    db = project / ".context" / "context.db"
+    Store.open(db).close()
+    proc = _start_index(project)
+    written = 0
+    try:
+        assert _wait_for_files(db, proc, 1) > 0
+        with Store.open(db) as store:
+            # A hook's bound on the lock wait: 250 ms, one attempt. The old single
+            # transaction held the lock for the whole folder and every write here failed.
+            store.limit_lock_wait(250, 1)
+            while proc.poll() is None and written < 30:
+                try:
+                    store.write_context("decision", f"decision {written} during the index")
+                except StoreUnavailable as exc:
+                    raise AssertionError(f"write {written} waited out the index: {exc}") from exc
+                written += 1
+                time.sleep(0.01)
+    finally:
+        if proc.poll() is None:
+            proc.wait(timeout=120)
+    assert proc.returncode == 0
+    assert written >= 3, "the index ended before writes could overlap it; add files"
+    with Store.open(db) as store:
+        assert store.query("SELECT count(*) AS n FROM contexts")[0]["n"] == written
+        assert store.query("SELECT count(*) AS n FROM source_files")[0]["n"] == 400
+
+
+def test_unchanged_files_are_not_read_again(store: Store, project: Path) -> None:
+    _write_docs(project, 5)
+    first = index_path(store, "docs")
+    assert first.sources[0].status == "indexed"
+    assert index_path(store, "docs").sources[0].status == "unchanged"
+    page = project / "docs" / "part1" / "page1.md"
+    stat = page.stat()
+    os.utime(page, (stat.st_atime, stat.st_mtime + 10))  # touched, same bytes
+    touched = index_path(store, "docs")
+    assert touched.sources[0].status == "unchanged"
+    recorded = store.query(
+        "SELECT mtime FROM source_files WHERE path = ?", (str(page.relative_to(project)),)
+    )
+    assert recorded[0]["mtime"] == stat.st_mtime + 10
+    page.write_text("# Page 1\n\nnew words about frobnication\n", encoding="utf-8")
+    assert index_path(store, "docs").sources[0].status == "refreshed"
+    assert search(store, "frobnication").hits
+
+
+def test_names_found_by_substring_and_typo(store: Store, project: Path) -> None:
+    (project / "src").mkdir()
+    (project / "src" / "auth.py").write_text(
+        "ACCESS_TTL = 3600\n\n\ndef get_current_user(token: str) -> str:\n"
+        "    return decode(token)\n\n\nclass OAuth2PasswordBearer:\n    pass\n",
+        encoding="utf-8",
+    )
+    (project / "src" / "notes.md").write_text("# Notes\n\nNothing about users.\n")
+    index_path(store, "src")
+    for query in ("ACCESS_TT", "current_us", "PasswordBear", "get_curent_user"):
+        hits = search(store, query).hits
+        assert hits and hits[0].title.startswith("src/auth.py"), (query, hits[:1])
