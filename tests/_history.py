@@ -28,6 +28,7 @@ def _git_project(root: Path, readme: str = "# proj\n") -> Path:
     (root / "README.md").write_text(readme)
     for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "initial"]):
         subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
+    ctx(root, "init")  # the store: no command but init creates one
     return root
 
 

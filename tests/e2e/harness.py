@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from _tools import CACHE as CACHE  # the copilot test unpacks its JavaScript there
 from _tools import npm_tool
 
 HERE = Path(__file__).resolve().parent
@@ -147,6 +148,12 @@ def history_env(run: dict[str, Any]) -> dict[str, str]:
 
 
 def history_import(run: dict[str, Any], db: Path) -> dict[str, Any]:
+    if not db.exists():  # --db names a store; it is never created on the fly
+        made = subprocess.run(
+            [CTXMODE, "--db", str(db), "init"], cwd=run["proj"], env=history_env(run),
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert made.returncode == 0, made.stderr
     proc = subprocess.run(
         [CTXMODE, "--db", str(db), "history", "import", "--json"], cwd=run["proj"],
         env=history_env(run), capture_output=True, text=True, timeout=300,
@@ -192,14 +199,17 @@ def plant_another_project(run: dict[str, Any]) -> int:
 
 
 def _event_rows(db: Path) -> list[tuple[Any, ...]]:
-    """Every event as (session, category, type, data), in order."""
+    """Every event as (session, category, type, data), in order; but ``latency``: how long a
+    call took on this machine, measured by the live hooks (a loaded machine's slow pytest
+    run), which no transcript records alike."""
     import sqlite3
 
     conn = sqlite3.connect(db)
     try:
         return list(
             conn.execute(
-                "SELECT session_id, category, type, data FROM events ORDER BY session_id, id"
+                "SELECT session_id, category, type, data FROM events "
+                "WHERE category != 'latency' ORDER BY session_id, id"
             ).fetchall()
         )
     finally:
