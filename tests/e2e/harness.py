@@ -179,6 +179,7 @@ def plant_another_project(run: dict[str, Any]) -> int:
         *sorted((home / ".claude" / "projects").glob("*/*.jsonl")),
         *sorted(Path(env.get("CODEX_HOME", home / "none")).glob("sessions/*/*/*/rollout-*.jsonl")),
         *sorted((home / ".gemini" / "tmp").glob("*/chats/*.json*")),
+        *sorted((home / ".qwen" / "projects").glob("*/chats/*.jsonl")),
     ]
     if not found:
         return 0
@@ -189,6 +190,12 @@ def plant_another_project(run: dict[str, Any]) -> int:
         folder.mkdir(parents=True, exist_ok=True)
         (folder.parent / ".project_root").write_text(str(other))
         (folder / src.name).write_text(text)
+    elif ".qwen" in src.parts:
+        folder = (
+            home / ".qwen" / "projects" / "".join(c if c.isalnum() else "-" for c in str(other))
+        )
+        (folder / "chats").mkdir(parents=True, exist_ok=True)
+        (folder / "chats" / "99999999-9999-4999-8999-999999999999.jsonl").write_text(text)
     elif ".claude" in src.parts:
         folder = home / ".claude" / "projects" / str(other).replace("/", "-")
         folder.mkdir(parents=True, exist_ok=True)
