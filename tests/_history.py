@@ -66,6 +66,12 @@ def lay_out(agent: str, home: Path, proj: Path, **swap: str) -> list[Path]:
         for src in sorted((FIXTURES / agent / "-home-dev-proj" / "chats").glob("*.jsonl")):
             dest = home / ".qwen" / "projects" / slug / "chats" / src.name
             out.append(_put(src, dest, proj, home, **swap))
+    elif agent == "copilot-cli":
+        for src in sorted((FIXTURES / agent).glob("*/*")):
+            dest = home / ".copilot" / "session-state" / src.parent.name / src.name
+            put = _put(src, dest, proj, home, **swap)
+            if src.name == "events.jsonl":
+                out.append(put)
     elif agent == "opencode":
         sql = (FIXTURES / agent / "opencode.sql").read_text().replace(PROJ, str(proj))
         db = home / ".local" / "share" / "opencode" / "opencode.db"

@@ -124,10 +124,16 @@ def test_the_history_import_gives_back_what_the_hooks_recorded(
     assert report["sessions"] >= 1 and report["skipped"] == [], report
     assert report["other_projects"] == planted, report
     live = _event_rows(run["proj"] / ".context" / "context.db")
-    imported = _event_rows(fresh)
+    everything = _event_rows(fresh)
+    # A session the agent ran without ctxmode's hooks (``run["unhooked"]``: Copilot CLI's
+    # untrusted folder) is in its transcripts only: the import brings back its prompt.
+    unhooked = set(run.get("unhooked", ()))
+    imported = [row for row in everything if row[0] not in unhooked]
     assert imported == live
+    for sid in unhooked:
+        assert any(row[0] == sid and row[1] == "prompt" for row in everything), everything
     again = history_import(run, fresh)
-    assert again["events"] == 0 and _event_rows(fresh) == imported
+    assert again["events"] == 0 and _event_rows(fresh) == everything
     proc = subprocess.run(
         [CTXMODE, "--db", str(fresh), "inbox", "--json"], cwd=run["proj"],
         env=history_env(run), capture_output=True, text=True, timeout=120,
@@ -180,6 +186,7 @@ def plant_another_project(run: dict[str, Any]) -> int:
         *sorted(Path(env.get("CODEX_HOME", home / "none")).glob("sessions/*/*/*/rollout-*.jsonl")),
         *sorted((home / ".gemini" / "tmp").glob("*/chats/*.json*")),
         *sorted((home / ".qwen" / "projects").glob("*/chats/*.jsonl")),
+        *sorted((home / ".copilot" / "session-state").glob("*/events.jsonl")),
     ]
     if not found:
         return 0
@@ -196,6 +203,10 @@ def plant_another_project(run: dict[str, Any]) -> int:
         )
         (folder / "chats").mkdir(parents=True, exist_ok=True)
         (folder / "chats" / "99999999-9999-4999-8999-999999999999.jsonl").write_text(text)
+    elif ".copilot" in src.parts:
+        folder = home / ".copilot" / "session-state" / "99999999-9999-4999-8999-999999999999"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "events.jsonl").write_text(text)
     elif ".claude" in src.parts:
         folder = home / ".claude" / "projects" / str(other).replace("/", "-")
         folder.mkdir(parents=True, exist_ok=True)

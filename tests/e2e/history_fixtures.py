@@ -76,6 +76,12 @@ def main(agent: str, root: Path) -> None:
         base = root / "home" / ".qwen" / "projects"
         for src in sorted(base.glob("*/chats/*.jsonl")):
             _copy_lines(src, out / "-home-dev-proj" / "chats" / src.name, root)
+    elif agent == "copilot-cli":
+        base = root / "home" / ".copilot" / "session-state"
+        for src in sorted(base.glob("*/events.jsonl")):
+            _copy_lines(src, out / src.parent.name / src.name, root)
+            yaml = src.parent / "workspace.yaml"
+            (out / src.parent.name / yaml.name).write_text(_redact(yaml.read_text(), root))
     elif agent == "opencode":
         db = root / "home" / ".local" / "share" / "opencode" / "opencode.db"
         conn = sqlite3.connect(db)

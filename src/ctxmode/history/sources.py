@@ -4,7 +4,7 @@ A transcript belongs to the project when the working directory it records is the
 root or a folder inside it. A checkout that moved (its old folder gone, or a clone elsewhere)
 is matched by git: by the remote the agent recorded (Codex records ``repository_url``), or,
 when the recorded folder still exists as a git checkout, by its root commit. Claude Code,
-Gemini CLI, OpenCode and Qwen Code record no remote: a moved checkout of theirs
+Gemini CLI, OpenCode, Qwen Code and Copilot CLI record no remote: a moved checkout of theirs
 whose old folder is gone cannot be told from another project, so it is not imported.
 """
 
@@ -21,7 +21,7 @@ from ctxmode.core import config
 
 #: The agents whose past sessions can be imported, in the order they are read.
 AGENTS: tuple[str, ...] = (
-    "claude-code", "codex", "gemini-cli", "opencode", "qwen-code",
+    "claude-code", "codex", "gemini-cli", "opencode", "qwen-code", "copilot-cli",
 )  # fmt: skip
 #: Most of a transcript's start read to find the working directory it records (bytes).
 PEEK_BYTES = 256 * 1024
@@ -142,6 +142,9 @@ def find(agent: str, home: Path | None = None) -> list[Transcript]:
             replace(_peeked(agent, p, _peek_claude), slug=p.parent.parent.name)
             for p in _files(base, "*/chats/*.jsonl")
         ]
+    if agent == "copilot-cli":
+        base = config.copilot_home(home) / "session-state"
+        return [_peeked(agent, p, _peek_copilot) for p in _files(base, "*/events.jsonl")]
     raise ValueError(agent)
 
 
@@ -245,6 +248,34 @@ def _peek_claude(path: Path, head: bytes) -> Peek:
         if sid and cwd:
             break
     return sid, cwd, None
+
+
+def _peek_copilot(path: Path, head: bytes) -> Peek:
+    """Copilot CLI: ``session.start`` names the session and its folder (``context.cwd``);
+    ``workspace.yaml`` beside the events says the same."""
+    for entry in _lines(head):
+        data = entry.get("data")
+        if entry.get("type") == "session.start" and isinstance(data, dict):
+            context = data.get("context")
+            cwd = _str(context.get("cwd")) if isinstance(context, dict) else None
+            return _str(data.get("sessionId")) or path.parent.name, cwd, None
+    return path.parent.name, _yaml_value(path.parent / "workspace.yaml", "cwd"), None
+
+
+def _yaml_value(path: Path, key: str) -> str | None:
+    """A top-level ``key: value`` of a small YAML file (plain or quoted scalars)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    for line in text.splitlines():
+        name, sep, value = line.partition(":")
+        if sep and name == key:
+            value = value.strip()
+            if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"":
+                value = value[1:-1]
+            return value or None
+    return None
 
 
 def _peek_codex(path: Path, head: bytes) -> Peek:
