@@ -120,3 +120,24 @@ def test_an_unreadable_qwen_chat_is_skipped_with_its_reason(proj: Path, home: Pa
     assert [(Path(s["path"]).name, s["reason"]) for s in report["skipped"]] == [
         ("22222222-3333-4444-8555-666666666666.jsonl", "no line is JSON")
     ]
+
+
+def test_qwen_prompts_are_what_the_user_typed(proj: Path, home: Path) -> None:
+    """A prompt hook's context rides in the recorded message: the prompt is the text Qwen
+    Code shows (``displayText``); cron prompts and notifications (``provenance: system``) are
+    not the user's words."""
+    (path, *_) = [p for p in lay_out("qwen-code", home, proj) if QWEN_SID in p.name]
+    base = {"sessionId": QWEN_SID, "cwd": str(proj), "timestamp": "2026-12-02T07:00:00.000Z"}
+    injected = '<qwen:user-prompt-submit-context>[ctxmode_data kind="x"]'
+    with path.open("a", encoding="utf-8") as handle:
+        for entry in (
+            {**base, "type": "user", "provenance": "real_user",
+             "message": {"role": "user", "parts": [{"text": f"Ship it\n\n{injected}"}]},
+             "systemPayload": {"displayText": "Ship it", "hookContext": injected}},
+            {**base, "type": "user", "subtype": "cron", "provenance": "system",
+             "message": {"role": "user", "parts": [{"text": "Run the nightly check"}]}},
+        ):  # fmt: skip
+            handle.write(json.dumps(entry) + "\n")
+    ctx(proj, "history", "import")
+    said = prompts(events(proj, QWEN_SID))
+    assert said[-1] == "Ship it" and "Run the nightly check" not in said

@@ -6,7 +6,9 @@ made ``-`` (as Claude Code's). Qwen Code 0.24 appends one JSON line per record, 
 session (``-c``, ``--resume``) to the same file, each line carrying ``sessionId``, ``cwd``
 and ``timestamp``:
 
-- ``type: user`` with ``provenance: real_user``: what the user typed (``message.parts``);
+- ``type: user`` with ``provenance: real_user``: what the user typed (``message.parts``; its
+  ``systemPayload.displayText`` when a prompt hook added context); cron prompts,
+  notifications and goal runtime messages are ``provenance: system`` / ``goal_runtime``;
 - ``type: assistant``: the model's ``parts``, text and ``functionCall {id, name, args}``;
 - ``type: tool_result``: ``functionResponse {id, name, response: {output}|{error}}`` and
   ``toolCallResult {callId, status, resultDisplay}``;
@@ -54,7 +56,10 @@ def read_qwen(path: Path, offset: int, state: dict[str, Any]) -> Chunk:
         message = entry.get("message")
         parts = message.get("parts") if isinstance(message, dict) else None
         if kind == "user" and entry.get("provenance", "real_user") == "real_user":
-            text = text_of(parts)
+            # What the user typed, without the context a prompt hook added (``hookContext``).
+            extra = entry.get("systemPayload")
+            shown = extra.get("displayText") if isinstance(extra, dict) else None
+            text = shown.strip() if isinstance(shown, str) else text_of(parts)
             if text:
                 prompt = {"hook_event_name": "UserPromptSubmit", "prompt": text,
                           "submitted_prompt": text}  # fmt: skip
