@@ -134,6 +134,13 @@ def test_the_history_import_gives_back_what_the_hooks_recorded(
         assert any(row[0] == sid and row[1] == "prompt" for row in everything), everything
     again = history_import(run, fresh)
     assert again["events"] == 0 and _event_rows(fresh) == everything
+    # Into (a copy of) the store the hooks wrote live: nothing twice, only what they missed.
+    live_copy = tmp_path / "live.db"
+    _copy_store(run["proj"] / ".context" / "context.db", live_copy)
+    onto_live = history_import(run, live_copy)
+    missed = [row for row in everything if row[0] in unhooked]
+    assert onto_live["events"] == len(missed), (onto_live, missed)
+    assert sorted(_event_rows(live_copy)) == sorted(live + missed)
     proc = subprocess.run(
         [CTXMODE, "--db", str(fresh), "inbox", "--json"], cwd=run["proj"],
         env=history_env(run), capture_output=True, text=True, timeout=120,
@@ -214,6 +221,17 @@ def plant_another_project(run: dict[str, Any]) -> int:
     else:
         (src.parent / ("rollout-other-" + src.name.split("rollout-", 1)[1])).write_text(text)
     return 1
+
+
+def _copy_store(src: Path, dest: Path) -> None:
+    import sqlite3
+
+    source, target = sqlite3.connect(src), sqlite3.connect(dest)
+    try:
+        source.backup(target)
+    finally:
+        source.close()
+        target.close()
 
 
 def _event_rows(db: Path) -> list[tuple[Any, ...]]:
