@@ -28,6 +28,7 @@ def _git_project(root: Path, readme: str = "# proj\n") -> Path:
     (root / "README.md").write_text(readme)
     for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "initial"]):
         subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
+    ctx(root, "init")  # the store: no command but init creates one
     return root
 
 
@@ -60,6 +61,17 @@ def lay_out(agent: str, home: Path, proj: Path, **swap: str) -> list[Path]:
         for src in sorted((FIXTURES / agent / "proj" / "chats").glob("*")):
             out.append(_put(src, folder / "chats" / src.name, proj, home, **swap))
         (folder / ".project_root").write_text(str(proj))
+    elif agent == "qwen-code":
+        slug = "".join(c if c.isalnum() else "-" for c in str(proj))
+        for src in sorted((FIXTURES / agent / "-home-dev-proj" / "chats").glob("*.jsonl")):
+            dest = home / ".qwen" / "projects" / slug / "chats" / src.name
+            out.append(_put(src, dest, proj, home, **swap))
+    elif agent == "copilot-cli":
+        for src in sorted((FIXTURES / agent).glob("*/*")):
+            dest = home / ".copilot" / "session-state" / src.parent.name / src.name
+            put = _put(src, dest, proj, home, **swap)
+            if src.name == "events.jsonl":
+                out.append(put)
     elif agent == "opencode":
         sql = (FIXTURES / agent / "opencode.sql").read_text().replace(PROJ, str(proj))
         db = home / ".local" / "share" / "opencode" / "opencode.db"
@@ -85,3 +97,37 @@ def ctx(proj: Path, *args: str) -> Any:
 def events(proj: Path, session: str | None = None) -> list[dict[str, Any]]:
     args = ["events", "--limit", "1000"] + (["--session", session] if session else [])
     return list(reversed(ctx(proj, *args)["events"]))
+
+
+def kinds(evs: list[dict[str, Any]]) -> set[tuple[str, str]]:
+    return {(e["category"], e["type"]) for e in evs}
+
+
+def prompts(evs: list[dict[str, Any]]) -> list[str]:
+    return [e["data"]["text"] for e in evs if e["category"] == "prompt"]
+
+
+def check_the_scripted_session(evs: list[dict[str, Any]], proj: Path) -> None:
+    """What every e2e agent's first run did: read, edit, a failing test, a commit, a commit
+    that failed, the decision stored through ctxmode's MCP server."""
+    assert {("data", "read"), ("file", "edit"), ("git", "commit")} <= kinds(evs), kinds(evs)
+    edits = [e["data"] for e in evs if (e["category"], e["type"]) == ("file", "edit")]
+    assert edits[0] == {
+        "path": f"{proj}/auth/config.py", "old": "ACCESS_TTL = 86400", "new": "ACCESS_TTL = 7200"
+    }  # fmt: skip
+    errors = [e["data"] for e in evs if e["category"] == "error"]
+    assert any(
+        "tests/test_refresh.py::test_rotation" in e["message"]
+        and "RefreshTokenReused: old token accepted after rotation" in e["message"]
+        for e in errors
+    ), errors
+    assert any(e["target"] == "git commit -m 'nothing here'" for e in errors), errors
+    commits = [e["data"]["message"] for e in evs if (e["category"], e["type"]) == ("git", "commit")]
+    assert commits == ["Shorten access TTL to 2h"]  # the commit that failed is an error
+    assert ("knowledge", "decision", DECISION) in {
+        (e["category"], e["type"], e["data"].get("text")) for e in evs
+    }
+
+
+def compactions(proj: Path) -> dict[str, int]:
+    return {s["session_id"]: s["compact_count"] for s in ctx(proj, "sessions")["sessions"]}

@@ -411,7 +411,20 @@ def _lookup(obj: object, attrs: list[str]) -> bool:
 
 
 #: Last parts that make a dotted name a file name (``hooks.log``), not a Python name.
-_FILE_SUFFIXES = {"json", "jsonc", "jsonl", "log", "md", "py", "toml", "db", "txt", "env", "js"}
+_FILE_SUFFIXES = {
+    "json",
+    "jsonc",
+    "jsonl",
+    "log",
+    "md",
+    "py",
+    "toml",
+    "db",
+    "txt",
+    "env",
+    "js",
+    "yaml",
+}
 #: SQL tables: ``chunks.path`` is a column, not a module's attribute.
 _TABLES = set(
     re.findall(

@@ -232,7 +232,7 @@ def test_every_agent_s_sessions_come_back(proj: Path, home: Path, agent: str) ->
 
 
 def test_nothing_injected_is_taken_for_the_user_s_words(proj: Path, home: Path) -> None:
-    for agent in ("claude-code", "codex", "gemini-cli", "opencode"):
+    for agent in ("claude-code", "codex", "gemini-cli", "opencode", "qwen-code", "copilot-cli"):
         lay_out(agent, home, proj)
     ctx(proj, "history", "import")
     for e in events(proj):
@@ -240,6 +240,7 @@ def test_nothing_injected_is_taken_for_the_user_s_words(proj: Path, home: Path) 
             text = json.dumps(e["data"])
             assert "ctxmode_data" not in text and "session_knowledge" not in text, text
             assert "environment_context" not in text and "session_context" not in text, text
+            assert "current_datetime" not in text and "<qwen:" not in text, text
 
 
 def test_install_offers_the_import_and_imports_nothing(proj: Path, home: Path) -> None:

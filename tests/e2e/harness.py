@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from _tools import CACHE as CACHE  # the copilot test unpacks its JavaScript there
 from _tools import npm_tool
 
 HERE = Path(__file__).resolve().parent
@@ -123,10 +124,23 @@ def test_the_history_import_gives_back_what_the_hooks_recorded(
     assert report["sessions"] >= 1 and report["skipped"] == [], report
     assert report["other_projects"] == planted, report
     live = _event_rows(run["proj"] / ".context" / "context.db")
-    imported = _event_rows(fresh)
+    everything = _event_rows(fresh)
+    # A session the agent ran without ctxmode's hooks (``run["unhooked"]``: Copilot CLI's
+    # untrusted folder) is in its transcripts only: the import brings back its prompt.
+    unhooked = set(run.get("unhooked", ()))
+    imported = [row for row in everything if row[0] not in unhooked]
     assert imported == live
+    for sid in unhooked:
+        assert any(row[0] == sid and row[1] == "prompt" for row in everything), everything
     again = history_import(run, fresh)
-    assert again["events"] == 0 and _event_rows(fresh) == imported
+    assert again["events"] == 0 and _event_rows(fresh) == everything
+    # Into (a copy of) the store the hooks wrote live: nothing twice, only what they missed.
+    live_copy = tmp_path / "live.db"
+    _copy_store(run["proj"] / ".context" / "context.db", live_copy)
+    onto_live = history_import(run, live_copy)
+    missed = [row for row in everything if row[0] in unhooked]
+    assert onto_live["events"] == len(missed), (onto_live, missed)
+    assert sorted(_event_rows(live_copy)) == sorted(live + missed)
     proc = subprocess.run(
         [CTXMODE, "--db", str(fresh), "inbox", "--json"], cwd=run["proj"],
         env=history_env(run), capture_output=True, text=True, timeout=120,
@@ -147,6 +161,12 @@ def history_env(run: dict[str, Any]) -> dict[str, str]:
 
 
 def history_import(run: dict[str, Any], db: Path) -> dict[str, Any]:
+    if not db.exists():  # --db names a store; it is never created on the fly
+        made = subprocess.run(
+            [CTXMODE, "--db", str(db), "init"], cwd=run["proj"], env=history_env(run),
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert made.returncode == 0, made.stderr
     proc = subprocess.run(
         [CTXMODE, "--db", str(db), "history", "import", "--json"], cwd=run["proj"],
         env=history_env(run), capture_output=True, text=True, timeout=300,
@@ -172,6 +192,8 @@ def plant_another_project(run: dict[str, Any]) -> int:
         *sorted((home / ".claude" / "projects").glob("*/*.jsonl")),
         *sorted(Path(env.get("CODEX_HOME", home / "none")).glob("sessions/*/*/*/rollout-*.jsonl")),
         *sorted((home / ".gemini" / "tmp").glob("*/chats/*.json*")),
+        *sorted((home / ".qwen" / "projects").glob("*/chats/*.jsonl")),
+        *sorted((home / ".copilot" / "session-state").glob("*/events.jsonl")),
     ]
     if not found:
         return 0
@@ -182,6 +204,16 @@ def plant_another_project(run: dict[str, Any]) -> int:
         folder.mkdir(parents=True, exist_ok=True)
         (folder.parent / ".project_root").write_text(str(other))
         (folder / src.name).write_text(text)
+    elif ".qwen" in src.parts:
+        folder = (
+            home / ".qwen" / "projects" / "".join(c if c.isalnum() else "-" for c in str(other))
+        )
+        (folder / "chats").mkdir(parents=True, exist_ok=True)
+        (folder / "chats" / "99999999-9999-4999-8999-999999999999.jsonl").write_text(text)
+    elif ".copilot" in src.parts:
+        folder = home / ".copilot" / "session-state" / "99999999-9999-4999-8999-999999999999"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "events.jsonl").write_text(text)
     elif ".claude" in src.parts:
         folder = home / ".claude" / "projects" / str(other).replace("/", "-")
         folder.mkdir(parents=True, exist_ok=True)
@@ -191,15 +223,29 @@ def plant_another_project(run: dict[str, Any]) -> int:
     return 1
 
 
+def _copy_store(src: Path, dest: Path) -> None:
+    import sqlite3
+
+    source, target = sqlite3.connect(src), sqlite3.connect(dest)
+    try:
+        source.backup(target)
+    finally:
+        source.close()
+        target.close()
+
+
 def _event_rows(db: Path) -> list[tuple[Any, ...]]:
-    """Every event as (session, category, type, data), in order."""
+    """Every event as (session, category, type, data), in order; but ``latency``: how long a
+    call took on this machine, measured by the live hooks (a loaded machine's slow pytest
+    run), which no transcript records alike."""
     import sqlite3
 
     conn = sqlite3.connect(db)
     try:
         return list(
             conn.execute(
-                "SELECT session_id, category, type, data FROM events ORDER BY session_id, id"
+                "SELECT session_id, category, type, data FROM events "
+                "WHERE category != 'latency' ORDER BY session_id, id"
             ).fetchall()
         )
     finally:

@@ -20,6 +20,14 @@ from pathlib import Path
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "history"
 PROJ, HOME = "/home/dev/proj", "/home/dev"
 _DROPPED = frozenset({"attachment", "api-request-shape", "api-request-blob"})
+#: Qwen Code's telemetry and attribution lines, Copilot CLI's system prompt, usage, hook and
+#: model records: most of the bytes, nothing the import reads.
+_QWEN_DROPPED = frozenset({"ui_telemetry", "attribution_snapshot"})
+_COPILOT_KEPT = frozenset({
+    "session.start", "session.resume", "user.message",
+    "assistant.message", "tool.execution_start", "tool.execution_complete",
+    "session.compaction_start", "session.compaction_complete",
+})  # fmt: skip
 
 
 def _redact(text: str, root: Path) -> str:
@@ -28,15 +36,24 @@ def _redact(text: str, root: Path) -> str:
     return text.replace(str(root / "home"), HOME).replace(str(root), "/home/dev")
 
 
+def _kept(entry: object) -> bool:
+    if not isinstance(entry, dict):
+        return True
+    kind = entry.get("type")
+    if kind in _DROPPED or entry.get("subtype") in _QWEN_DROPPED:
+        return False
+    return not (isinstance(kind, str) and "." in kind and kind not in _COPILOT_KEPT)
+
+
 def _copy_lines(src: Path, dest: Path, root: Path) -> None:
     dest.parent.mkdir(parents=True, exist_ok=True)
     kept = []
     for line in src.read_text(encoding="utf-8").splitlines():
         try:
-            kind = json.loads(line).get("type")
-        except (ValueError, AttributeError):
-            kind = None
-        if kind not in _DROPPED:
+            entry = json.loads(line)
+        except ValueError:
+            entry = None
+        if _kept(entry):
             kept.append(_redact(line, root))
     dest.write_text("\n".join(kept) + "\n", encoding="utf-8")
 
@@ -55,6 +72,16 @@ def main(agent: str, root: Path) -> None:
         base = root / "home" / ".gemini" / "tmp"
         for src in sorted(base.glob("*/chats/*.json*")):
             _copy_lines(src, out / "proj" / "chats" / src.name, root)
+    elif agent == "qwen-code":
+        base = root / "home" / ".qwen" / "projects"
+        for src in sorted(base.glob("*/chats/*.jsonl")):
+            _copy_lines(src, out / "-home-dev-proj" / "chats" / src.name, root)
+    elif agent == "copilot-cli":
+        base = root / "home" / ".copilot" / "session-state"
+        for src in sorted(base.glob("*/events.jsonl")):
+            _copy_lines(src, out / src.parent.name / src.name, root)
+            yaml = src.parent / "workspace.yaml"
+            (out / src.parent.name / yaml.name).write_text(_redact(yaml.read_text(), root))
     elif agent == "opencode":
         db = root / "home" / ".local" / "share" / "opencode" / "opencode.db"
         conn = sqlite3.connect(db)

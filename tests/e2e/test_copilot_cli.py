@@ -16,6 +16,7 @@ import pytest
 from harness import (  # noqa: F401 - shared tests, collected here with this module's run
     test_a_commit_that_failed_is_not_a_commit,
     test_the_failure_is_an_error_that_says_what_failed,
+    test_the_history_import_gives_back_what_the_hooks_recorded,
     test_the_mcp_write_context_call_stored_the_decision,
 )
 from mock_openai_chat import MockChat, call, text
@@ -110,6 +111,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     finally:
         mock.stop()
     out["sid"] = out["sids"]["s1"]
+    # The untrusted folder's session ran no hook: only Copilot's own transcript has it.
+    out["unhooked"] = [out["sids"]["untrusted"]]
     return out
 
 

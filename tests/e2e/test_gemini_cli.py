@@ -35,7 +35,11 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     (home / ".gemini" / "settings.json").write_text(json.dumps({
         "security": {"auth": {"selectedType": "gemini-api-key"}},
         "privacy": {"usageStatisticsEnabled": False},
-        "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+        # No start-up cleanup of chat files (on by default: chats older than 30 days, and
+        # files it reads as holding nothing to resume): it once removed the scripted
+        # session's chat before the history import could compare it with the hooks' record.
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True,
+                    "sessionRetention": {"enabled": False}},
     }))  # fmt: skip
     assert h.ctxmode(proj, home, "init").returncode == 0
     mock = MockGemini(root / "requests.jsonl").start()

@@ -14,6 +14,7 @@ import pytest
 from harness import (  # noqa: F401 - shared tests, collected here with this module's run
     test_a_commit_that_failed_is_not_a_commit,
     test_the_failure_is_an_error_that_says_what_failed,
+    test_the_history_import_gives_back_what_the_hooks_recorded,
     test_the_mcp_write_context_call_stored_the_decision,
 )
 from mock_openai_chat import MockChat, call, text, usage

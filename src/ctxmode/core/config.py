@@ -260,6 +260,18 @@ def kimi_home(home: Path | None = None) -> Path:
     return Path(value) if value else (home or home_dir()) / ".kimi-code"
 
 
+def qwen_runtime_dir(home: Path | None = None) -> Path:
+    """Where Qwen Code keeps its sessions (``projects/<folder>/chats``): $QWEN_RUNTIME_DIR,
+    else $QWEN_HOME, else ``home``/.qwen."""
+    from pathlib import Path
+
+    for name in ("QWEN_RUNTIME_DIR", "QWEN_HOME"):
+        value = os.environ.get(name, "").strip()
+        if value:
+            return Path(value).expanduser()
+    return (home or home_dir()) / ".qwen"
+
+
 def gemini_home(home: Path | None = None) -> Path:
     """The folder holding Gemini CLI's ``.gemini/`` user folder: $GEMINI_CLI_HOME, else ``home``."""
     from pathlib import Path

@@ -260,6 +260,14 @@ def _read(t: Transcript, offset: int, state: dict[str, Any]) -> Chunk:
         return read_codex(t.path, offset, state)
     if t.agent == "gemini-cli":
         return read_gemini(t.path, offset, state)
+    if t.agent == "qwen-code":
+        from ctxmode.history.qwen import read_qwen
+
+        return read_qwen(t.path, offset, state)
+    if t.agent == "copilot-cli":
+        from ctxmode.history.copilot import read_copilot
+
+        return read_copilot(t.path, offset, state)
     from ctxmode.history.opencode import read_opencode
 
     return read_opencode(t)

@@ -4,8 +4,8 @@ A transcript belongs to the project when the working directory it records is the
 root or a folder inside it. A checkout that moved (its old folder gone, or a clone elsewhere)
 is matched by git: by the remote the agent recorded (Codex records ``repository_url``), or,
 when the recorded folder still exists as a git checkout, by its root commit. Claude Code,
-Gemini CLI and OpenCode record no remote: a moved checkout of theirs whose old folder is gone
-cannot be told from another project, so it is not imported.
+Gemini CLI, OpenCode, Qwen Code and Copilot CLI record no remote: a moved checkout of theirs
+whose old folder is gone cannot be told from another project, so it is not imported.
 """
 
 from __future__ import annotations
@@ -14,13 +14,15 @@ import functools
 import json
 import os
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ctxmode.core import config
 
 #: The agents whose past sessions can be imported, in the order they are read.
-AGENTS: tuple[str, ...] = ("claude-code", "codex", "gemini-cli", "opencode")
+AGENTS: tuple[str, ...] = (
+    "claude-code", "codex", "gemini-cli", "opencode", "qwen-code", "copilot-cli",
+)  # fmt: skip
 #: Most of a transcript's start read to find the working directory it records (bytes).
 PEEK_BYTES = 256 * 1024
 
@@ -38,12 +40,10 @@ class Transcript:
     remote: str | None = None
     #: The key of the file's row in ``history_files`` (OpenCode: the database and session).
     key: str = ""
-    #: Claude Code: the name of the folder holding the transcript (its project's slug).
+    #: Claude Code, Qwen Code: the name of the project's folder holding the transcript.
     slug: str | None = None
 
     def with_cwd(self, cwd: str | None, slug: str) -> Transcript:
-        from dataclasses import replace
-
         return replace(self, cwd=cwd, slug=slug)
 
 
@@ -96,10 +96,14 @@ def normal_remote(url: str) -> str:
 def match(
     project: Project, cwd: str | None, remote: str | None, slug: str | None = None
 ) -> str | None:
-    """How a transcript that records ``cwd`` (and ``remote``; Claude Code: kept in folder
-    ``slug``) belongs to the project: ``path``, ``remote`` or ``root commit``; None when it
+    """How a transcript that records ``cwd`` (and ``remote``; Claude Code, Qwen Code: kept in
+    folder ``slug``) belongs to the project: ``path``, ``remote`` or ``root commit``; None when it
     does not."""
-    if cwd is None and slug is not None and slug == claude_slug(project.root):
+    if (
+        cwd is None
+        and slug is not None
+        and slug in (claude_slug(project.root), qwen_slug(project.root))
+    ):
         return "path"
     if cwd:
         real = os.path.realpath(cwd)
@@ -132,12 +136,26 @@ def find(agent: str, home: Path | None = None) -> list[Transcript]:
         base = config.gemini_home(home) / ".gemini" / "tmp"
         found = _files(base, "*/chats/*.jsonl") + _files(base, "*/chats/*.json")
         return [_peeked(agent, p, _peek_gemini) for p in found]
+    if agent == "qwen-code":
+        base = config.qwen_runtime_dir(home) / "projects"
+        return [
+            replace(_peeked(agent, p, _peek_claude), slug=p.parent.parent.name)
+            for p in _files(base, "*/chats/*.jsonl")
+        ]
+    if agent == "copilot-cli":
+        base = config.copilot_home(home) / "session-state"
+        return [_peeked(agent, p, _peek_copilot) for p in _files(base, "*/events.jsonl")]
     raise ValueError(agent)
 
 
 def claude_slug(folder: str) -> str:
     """The folder name Claude Code keeps a project's transcripts in (``/a/b.c`` -> ``-a-b-c``)."""
     return "".join(c if c.isalnum() else "-" for c in folder)
+
+
+def qwen_slug(folder: str) -> str:
+    """The folder name Qwen Code keeps a project's chats in (ASCII letters and digits kept)."""
+    return "".join(c if c.isascii() and c.isalnum() else "-" for c in folder)
 
 
 def _claude_transcripts(base: Path) -> list[Transcript]:
@@ -230,6 +248,34 @@ def _peek_claude(path: Path, head: bytes) -> Peek:
         if sid and cwd:
             break
     return sid, cwd, None
+
+
+def _peek_copilot(path: Path, head: bytes) -> Peek:
+    """Copilot CLI: ``session.start`` names the session and its folder (``context.cwd``);
+    ``workspace.yaml`` beside the events says the same."""
+    for entry in _lines(head):
+        data = entry.get("data")
+        if entry.get("type") == "session.start" and isinstance(data, dict):
+            context = data.get("context")
+            cwd = _str(context.get("cwd")) if isinstance(context, dict) else None
+            return _str(data.get("sessionId")) or path.parent.name, cwd, None
+    return path.parent.name, _yaml_value(path.parent / "workspace.yaml", "cwd"), None
+
+
+def _yaml_value(path: Path, key: str) -> str | None:
+    """A top-level ``key: value`` of a small YAML file (plain or quoted scalars)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    for line in text.splitlines():
+        name, sep, value = line.partition(":")
+        if sep and name == key:
+            value = value.strip()
+            if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"":
+                value = value[1:-1]
+            return value or None
+    return None
 
 
 def _peek_codex(path: Path, head: bytes) -> Peek:
