@@ -347,13 +347,16 @@ _CUT_SUMMARY = (" - ", ("...", "…"))
 
 
 def error_text(message: str) -> str:
-    """A failure's informative lines, one line each, without what says nothing: a summary
-    line cut by the terminal keeps only its test id."""
+    """A failure's informative lines, one line each, without what says nothing: the run's
+    summary (``1 failed, 13 passed``) goes when another line says what broke, and a summary
+    line the terminal cut keeps only its test id."""
+    from ctxmode.sessions.failures import is_summary
+
+    lines = [ln.strip() for ln in message.splitlines() if ln.strip().strip("=-_* ")]
+    if len(lines) > 1:
+        lines = [ln for ln in lines if not is_summary(ln)] or lines
     out = []
-    for line in message.splitlines():
-        line = line.strip()
-        if not line or not line.strip("=-_* "):
-            continue
+    for line in lines:
         sep, tails = _CUT_SUMMARY
         if line.startswith(("FAILED ", "ERROR ")) and sep in line and line.endswith(tails):
             line = line.split(sep, 1)[0]
@@ -433,6 +436,18 @@ def _git(events: Events) -> list[Item]:
         seen.add(signature)
         text = _shorten(str(text), 160) if text else None
         items.append(Item("git", (2, 0, event_id), False, attrs, text, (prio, -event_id)))
+    # A switch to the branch the last commit (made after it) names says nothing more.
+    last = next((i for i in items if i.prio[0] == 0), None)
+    if last is not None and last.attrs.get("branch"):
+        items = [
+            i
+            for i in items
+            if not (
+                i.prio[0] == 1
+                and i.attrs.get("branch") == last.attrs["branch"]
+                and i.rank[2] < last.rank[2]
+            )
+        ]
     return items
 
 
