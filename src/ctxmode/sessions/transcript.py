@@ -145,7 +145,8 @@ def claude_calls(path: str | None, offset: int = 0) -> tuple[list[dict[str, Any]
                     call = _finished_call(block, entry, uses)
                     if call is not None:
                         out.append(call)
-            elif not entry.get("isMeta"):
+            elif not (entry.get("isMeta") or entry.get("isCompactSummary")):
+                # A compaction's summary comes back as a user line: Claude Code's, not a prompt.
                 text = _content_text(content)
                 if text and not text.startswith(_NOT_PROMPTS):
                     prompt = {"hook_event_name": "UserPromptSubmit", "prompt": text}
