@@ -362,10 +362,23 @@ def test_finished_tasks_are_counted_and_deleted_ones_are_gone(store: Store) -> N
     root = parse(snapshot.build_snapshot(store, SID).xml)
     tasks = root.find("tasks")
     assert tasks is not None and tasks.get("done") == "8"
-    assert [(t.text, t.get("status")) for t in root.iter("task")] == [
-        ("Task number 9", "in_progress"),
-        ("Task number 10", "pending"),
-    ]
+    shown = {t.text: t.get("status") for t in root.iter("task")}
+    assert shown["Task number 9"] == "in_progress" and shown["Task number 10"] == "pending"
+    assert "Task number 8" not in shown  # deleted
+    assert all(
+        shown[f"Task number {i}"] == "completed" for i in range(8) if f"Task number {i}" in shown
+    )
+    # When the budget is short, finished tasks give way first: the count stays.
+    prompt(store, "Now the long part: " + "details " * 30)
+    for i in range(40):
+        call(store, "Edit", {"file_path": f"{store.root}/src/m{i}.py", "old_string": "a" * 60,
+                             "new_string": "b" * 60})  # fmt: skip
+    root = parse(snapshot.build_snapshot(store, SID, budget_bytes=1024).xml)
+    statuses = [(t.text, t.get("status")) for t in root.iter("task")]
+    assert ("Task number 9", "in_progress") in statuses
+    assert ("Task number 10", "pending") in statuses
+    assert sum(s == "completed" for _t, s in statuses) <= 1
+    assert root.find("tasks").get("done") == "8"  # type: ignore[union-attr]
 
 
 PYTEST_CUT = (

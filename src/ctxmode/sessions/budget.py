@@ -72,7 +72,15 @@ class Item:
 
 
 def _tier(item: Item) -> int:
+    if item.category == "task" and item.attrs.get("status") == "completed":
+        return 3  # a finished task is history: shown only when nothing else needs the room
     return CATEGORIES.get(item.category, 1)
+
+
+def _group(item: Item) -> str:
+    if _tier(item) > CATEGORIES.get(item.category, 1):
+        return "other"
+    return _GROUP_OF.get(item.category, "other")
 
 
 def fit(
@@ -118,7 +126,7 @@ def fit(
     groups: dict[str, list[Item]] = {}
     for item in items:
         if not item.pinned:
-            groups.setdefault(_GROUP_OF.get(item.category, "other"), []).append(item)
+            groups.setdefault(_group(item), []).append(item)
     for members in groups.values():
         members.sort(key=lambda i: i.prio)
     weight = {g: GROUPS[g][0] if g in GROUPS else _OTHER_WEIGHT for g in groups}
@@ -151,9 +159,7 @@ def fit(
                 spent += c
                 take(groups[g].pop(0))
                 took = True
-            for item in sorted(
-                (i for i in chosen if _GROUP_OF.get(i.category, "other") == g), key=lambda i: i.prio
-            ):
+            for item in sorted((i for i in chosen if _group(i) == g), key=lambda i: i.prio):
                 spent += add_detail(item, allowance.get(g, 0) - spent)
         if not took:
             break
@@ -164,7 +170,7 @@ def fit(
     left.sort(
         key=lambda s: (
             _tier(s[0]),
-            -weight.get(_GROUP_OF.get(s[0].category, "other"), 0),
+            -weight.get(_group(s[0]), 0),
             s[0].prio,
         )
     )
@@ -173,6 +179,8 @@ def fit(
             add_detail(item, budget)
         elif used + cost(item) <= budget:
             take(item)
+    for item in sorted(chosen, key=lambda i: i.prio):  # items taken just above
+        add_detail(item, budget)
     return _shrink(chosen, budget, render)
 
 

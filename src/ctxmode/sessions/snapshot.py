@@ -185,7 +185,7 @@ def _fit(head: str, found: Candidates, budget: int) -> str:
         wrapper=wrapper,
         render=render,
     )
-    return render(state.after_fit(kept))
+    return render(kept)
 
 
 def _head(session_id: str, agent: str | None, events: int, compactions: int) -> str:
