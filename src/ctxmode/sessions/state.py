@@ -368,7 +368,7 @@ def error_text(message: str) -> str:
         if line.startswith(("FAILED ", "ERROR ")) and sep in line and line.endswith(tails):
             line = line.split(sep, 1)[0]
         out.append(line)
-    return " | ".join(out)
+    return "\n".join(out)  # one space each in the XML
 
 
 def _errors(events: Events, resolved: Events, root: str) -> list[Item]:
@@ -394,7 +394,7 @@ def _errors(events: Events, resolved: Events, root: str) -> list[Item]:
 
 
 #: A file shows its two latest changes when together they are no longer than this.
-_BOTH_CHANGES_CHARS = 100
+_BOTH_CHANGES_CHARS = 200
 
 
 def _files(events: Events, root: str) -> list[Item]:
