@@ -30,7 +30,7 @@ GROUPS: dict[str, tuple[int, tuple[str, ...]]] = {
     "decisions": (14, ("decision", "knowledge")),
     "files": (14, ("file",)),
     "tasks": (11, ("task",)),
-    "constraints": (9, ("constraint", "rejected_approach", "blocker", "plan", "role")),
+    "constraints": (9, ("constraint", "rejected_approach", "rule", "blocker", "plan", "role")),
     "findings": (6, ("agent_finding",)),
     "git": (5, ("git",)),
 }

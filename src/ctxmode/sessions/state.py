@@ -278,7 +278,7 @@ def _requests(events: Events) -> tuple[list[Item], set[str]]:
 
     newest_of: dict[str, int] = {}
     for event_id, _type, data in events:
-        text = str(data.get("text", "")).strip()
+        text = str(data.get("text") or data.get("prompt") or "").strip()
         if text:
             newest_of.pop(text, None)  # a repeated prompt counts where it was last said
             newest_of[text] = event_id
