@@ -354,3 +354,24 @@ def test_edit_snippets_keep_their_lines() -> None:
         tool_input={"file_path": "/p/notes.md", "content": "# Notes\n\nrotate   refresh tokens\n"},
     )
     assert extract(ev)[0].data["new"] == "# Notes\nrotate refresh tokens"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Should we drop the redis dependency, or must it stay for ops/cron?",
+        "If we ever need multi-region, what would the fallback look like?",
+        "如果以后要支持多区域部署，这个回退方案还能用吗？",
+        "The release checklist says every migration must be reversible: is 0007 reversible?",
+        "文档里规定必须用 UTC，这里也要吗？",
+    ],
+)
+def test_questions_hypotheticals_and_quoted_rules_state_nothing(text: str) -> None:
+    assert [c for c, _ in cues(text) if c != "intent"] == []
+
+
+def test_a_rule_the_user_states_next_to_a_question_is_kept() -> None:
+    assert ("constraint", "never SQLAlchemy") in cues("Use sqlite3, never SQLAlchemy. Can you?")
+    assert ("constraint", "If the tests fail, never push to main") in cues(
+        "If the tests fail, never push to main."
+    )

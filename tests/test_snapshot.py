@@ -316,3 +316,155 @@ def test_a_fixed_error_shows_as_resolved_with_what_broke(store: Store) -> None:
     assert root.find("errors") is None
     (fixed,) = root.iter("resolved")
     assert "test_expiry" in (fixed.text or "") and fixed.get("target") == cmd
+
+
+# -- issue 33: the current state at any length ------------------------------------------------
+
+
+def test_a_correction_reverses_the_clause_it_is_about_in_either_language(store: Store) -> None:
+    prompt(store, "Move sessions to SQLite; remove the Redis client entirely once it works.")
+    prompt(store, "会话过期时间用 30 分钟，写在 config/settings.py 里。")
+    prompt(store, "Also add the migration for the sessions table.")
+    prompt(store, "Actually, don't remove the Redis client: keep it as a fallback.")
+    prompt(store, "不对，会话过期时间改回 24 小时。")
+    root = parse(snapshot.build_snapshot(store, SID).xml)
+    shown = " ".join(e.text or "" for e in root.iter() if e.tag in ("request", "correction"))
+    corrections = [c.text for c in root.iter("correction")]
+    assert corrections == [
+        "Actually, don't remove the Redis client: keep it as a fallback.",
+        "不对，会话过期时间改回 24 小时。",
+    ]
+    assert "remove the Redis client entirely" not in shown  # reversed, so gone
+    assert "过期时间用 30 分钟" not in shown
+    assert "Move sessions to SQLite" in shown  # what the correction did not touch stands
+    assert "Also add the migration for the sessions table." in shown
+
+
+def test_two_prompts_on_one_subject_are_both_requests(store: Store) -> None:
+    prompt(store, "Add retries to the Redis client")
+    prompt(store, "Add a timeout to the Redis client")
+    root = parse(snapshot.build_snapshot(store, SID).xml)
+    assert [r.text for r in root.iter("request")] == [
+        "Add retries to the Redis client",
+        "Add a timeout to the Redis client",
+    ]
+    assert root.find("corrections") is None
+
+
+def test_finished_tasks_are_counted_and_deleted_ones_are_gone(store: Store) -> None:
+    subjects = [f"Task number {i}" for i in range(11)]
+    for i, subject in enumerate(subjects):
+        call(store, "TaskCreate", {"subject": subject}, tool_response={"task": {"id": str(i)}})
+    for i in range(8):
+        call(store, "TaskUpdate", {"taskId": str(i), "status": "completed"})
+    call(store, "TaskUpdate", {"taskId": "8", "status": "deleted"})
+    call(store, "TaskUpdate", {"taskId": "9", "status": "in_progress"})
+    root = parse(snapshot.build_snapshot(store, SID).xml)
+    tasks = root.find("tasks")
+    assert tasks is not None and tasks.get("done") == "8"
+    shown = {t.text: t.get("status") for t in root.iter("task")}
+    assert shown["Task number 9"] == "in_progress" and shown["Task number 10"] == "pending"
+    assert "Task number 8" not in shown  # deleted
+    assert all(
+        shown[f"Task number {i}"] == "completed" for i in range(8) if f"Task number {i}" in shown
+    )
+    # When the budget is short, finished tasks give way first: the count stays.
+    prompt(store, "Now the long part: " + "details " * 30)
+    for i in range(40):
+        call(store, "Edit", {"file_path": f"{store.root}/src/m{i}.py", "old_string": "a" * 60,
+                             "new_string": "b" * 60})  # fmt: skip
+    root = parse(snapshot.build_snapshot(store, SID, budget_bytes=1024).xml)
+    statuses = [(t.text, t.get("status")) for t in root.iter("task")]
+    assert ("Task number 9", "in_progress") in statuses
+    assert ("Task number 10", "pending") in statuses
+    assert sum(s == "completed" for _t, s in statuses) <= 1
+    assert root.find("tasks").get("done") == "8"  # type: ignore[union-attr]
+
+
+PYTEST_CUT = (
+    "Exit code 1\n"
+    "=================================== FAILURES ===================================\n"
+    ">       list(pool.map(write_one, range(500)))\n"
+    "E       sqlite3.OperationalError: database is locked\n\n"
+    "tests/test_concurrency.py:41: OperationalError\n"
+    "=========================== short test summary info ============================\n"
+    "FAILED tests/test_concurrency.py::test_concurrent_writes - sqlite3.OperationalErr...\n"
+    "========================= 1 failed, 13 passed in 0.81s ========================="
+)
+
+
+def test_an_open_failure_shows_its_test_and_its_e_line_not_the_cut_summary(store: Store) -> None:
+    cmd = "python -m pytest -q tests/test_concurrency.py"
+    for _ in range(2):  # failed twice: shown once, as the latest
+        call(store, "Bash", {"command": cmd}, kind="post_tool_use_failure", error=PYTEST_CUT)
+    root = parse(snapshot.build_snapshot(store, SID).xml)
+    (error,) = root.iter("error")
+    assert error.get("type") == "OperationalError" and error.get("target") == cmd
+    text = error.text or ""
+    assert "FAILED tests/test_concurrency.py::test_concurrent_writes" in text
+    assert "E sqlite3.OperationalError: database is locked" in text
+    assert "OperationalErr..." not in text and "13 passed" not in text
+
+
+def test_the_last_commit_carries_its_branch(store: Store) -> None:
+    call(
+        store,
+        "Bash",
+        {"command": "git checkout -b feat/sqlite-sessions"},
+        tool_response={"stdout": "Switched to a new branch 'feat/sqlite-sessions'"},
+    )
+    for n, message in enumerate(("first cut", "retry before the fallback")):
+        call(
+            store,
+            "Bash",
+            {"command": f"git commit -m '{message}'"},
+            tool_response={"stdout": f"[feat/sqlite-sessions 51f0c7{n}] {message}\n 1 file"},
+        )
+    root = parse(snapshot.build_snapshot(store, SID).xml)
+    actions = [(a.get("op"), a.get("branch"), a.get("sha"), a.text) for a in root.iter("action")]
+    # The switch to the branch the last commit names says nothing more.
+    assert actions == [
+        ("commit", "feat/sqlite-sessions", "51f0c70", "first cut"),
+        ("commit", "feat/sqlite-sessions", "51f0c71", "retry before the fallback"),
+    ]
+
+
+def test_a_long_list_of_one_kind_does_not_crowd_out_the_few_of_another(store: Store) -> None:
+    prompt(store, "Port the billing service")
+    store.write_context("decision", "Idempotency keys derive from the invoice id")
+    call(
+        store,
+        "Agent",
+        {"description": "Find callers", "prompt": "Find every caller of charge()"},
+        tool_response={"status": "completed", "content": [{"type": "text", "text": "F" * 250}]},
+    )
+    call(store, "Bash", {"command": "pytest -q"}, kind="post_tool_use_failure", error=PYTEST_CUT)
+    for i in range(60):
+        call(store, "TodoWrite", {"todos": [{"content": f"todo {i} " + "x" * 60}]})
+        call(store, "Edit", {"file_path": f"{store.root}/src/m{i}.py", "old_string": "a" * 80,
+                             "new_string": "b" * 80})  # fmt: skip
+    snap = snapshot.build_snapshot(store, SID)
+    root = parse(snap.xml)
+    assert snap.bytes <= 2048
+    assert [d.text for d in root.iter("decision")] == [
+        "Idempotency keys derive from the invoice id"
+    ]
+    assert len(list(root.iter("finding"))) == 1 and len(list(root.iter("error"))) == 1
+    assert 0 < len(list(root.iter("task"))) < 60 and 0 < len(list(root.iter("file"))) < 60
+
+
+def test_what_an_early_compaction_kept_stays_for_the_later_ones(store: Store) -> None:
+    """The whole history is the input: a decision and a correction made early outlive
+    hundreds of later events and two more snapshots."""
+    prompt(store, "Use sqlite3 directly; wrap writes in a helper.")
+    prompt(store, "No, don't wrap writes in a helper: inline them.")
+    store.write_context("decision", "Sessions are keyed by the sha256 of the token")
+    for _ in range(3):
+        for i in range(150):
+            call(store, "Read", {"file_path": f"{store.root}/docs/r{i}.md"})
+            call(store, "Bash", {"command": f"ls dir{i}"})
+        snap = snapshot.build_snapshot(store, SID)
+        snapshot.save(store, snap)
+        text = snap.xml
+        assert "Sessions are keyed by the sha256 of the token" in text
+        assert "inline them" in text and "wrap writes in a helper." not in text

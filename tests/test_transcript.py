@@ -103,3 +103,18 @@ def test_stop_hook_with_an_unreadable_transcript_records_nothing(project: Path, 
             == 0
         )
     assert not (project / ".context" / "hooks.log").exists()
+
+
+def test_a_compaction_summary_is_not_read_back_as_a_prompt(tmp_path: Path) -> None:
+    """Claude Code 2.1.332 writes each compaction's summary as a user line
+    (``isCompactSummary``): the backfill before the next compaction must skip it."""
+    from ctxmode.sessions.transcript import claude_calls
+
+    summary = json.loads(_line("user", "This session is being continued from a previous ..."))
+    summary.update(isCompactSummary=True, isVisibleInTranscriptOnly=True)
+    path = _write(
+        tmp_path / "s.jsonl",
+        [_line("user", "Fix the rotation"), json.dumps(summary), _line("user", "What is left?")],
+    )
+    calls, _offset = claude_calls(str(path))
+    assert [c["prompt"] for c in calls] == ["Fix the rotation", "What is left?"]

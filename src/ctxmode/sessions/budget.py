@@ -72,7 +72,15 @@ class Item:
 
 
 def _tier(item: Item) -> int:
+    if item.category == "task" and item.attrs.get("status") == "completed":
+        return 3  # a finished task is history: shown only when nothing else needs the room
     return CATEGORIES.get(item.category, 1)
+
+
+def _group(item: Item) -> str:
+    if _tier(item) > CATEGORIES.get(item.category, 1):
+        return "other"
+    return _GROUP_OF.get(item.category, "other")
 
 
 def fit(
@@ -118,7 +126,7 @@ def fit(
     groups: dict[str, list[Item]] = {}
     for item in items:
         if not item.pinned:
-            groups.setdefault(_GROUP_OF.get(item.category, "other"), []).append(item)
+            groups.setdefault(_group(item), []).append(item)
     for members in groups.values():
         members.sort(key=lambda i: i.prio)
     weight = {g: GROUPS[g][0] if g in GROUPS else _OTHER_WEIGHT for g in groups}
@@ -141,28 +149,37 @@ def fit(
         took = False
         for g in order:
             spent = 0.0
-            for item in list(groups[g]):
+            # In order of importance, up to the first that does not fit: a less important
+            # item never goes in ahead of a more important one of its group.
+            while groups[g]:
+                item = groups[g][0]
                 c = cost(item)
-                if spent + c <= allowance.get(g, 0) and used + c <= budget:
-                    spent += c
-                    take(item)
-                    groups[g].remove(item)
-                    took = True
-            for item in sorted(
-                (i for i in chosen if _GROUP_OF.get(i.category, "other") == g), key=lambda i: i.prio
-            ):
+                if spent + c > allowance.get(g, 0) or used + c > budget:
+                    break
+                spent += c
+                take(groups[g].pop(0))
+                took = True
+            for item in sorted((i for i in chosen if _group(i) == g), key=lambda i: i.prio):
                 spent += add_detail(item, allowance.get(g, 0) - spent)
         if not took:
             break
-    # What the shares left unspent: the items left out, most important tier first.
-    left = sorted(
-        (i for members in groups.values() for i in members),
-        key=lambda i: (_tier(i), -weight.get(_GROUP_OF.get(i.category, "other"), 0), i.prio),
+    # What the shares left unspent: the items left out and the details not shown, most
+    # important tier first (a file's change before a read).
+    left = [(i, False) for members in groups.values() for i in members]
+    left += [(i, True) for i in chosen if i.detail is not None and i.text is None]
+    left.sort(
+        key=lambda s: (
+            _tier(s[0]),
+            -weight.get(_group(s[0]), 0),
+            s[0].prio,
+        )
     )
-    for item in left:
-        if used + cost(item) <= budget:
+    for item, detail in left:
+        if detail:
+            add_detail(item, budget)
+        elif used + cost(item) <= budget:
             take(item)
-    for item in sorted(chosen, key=lambda i: i.prio):
+    for item in sorted(chosen, key=lambda i: i.prio):  # items taken just above
         add_detail(item, budget)
     return _shrink(chosen, budget, render)
 

@@ -218,4 +218,9 @@ def looks_failed(output: str, command: str = "") -> bool:
     return _FAILED_OUTPUT.search(output) is not None
 
 
-__all__ = ["LINE_CHARS", "error_type", "informative_lines", "looks_failed"]
+def is_summary(line: str) -> bool:
+    """Is a line a run's summary (``1 failed, 13 passed in 0.81s``, ``Found 2 errors``)?"""
+    return _SUMMARY.match(line.strip().strip("= ")) is not None
+
+
+__all__ = ["LINE_CHARS", "error_type", "informative_lines", "is_summary", "looks_failed"]

@@ -4,10 +4,13 @@ Invariants:
 - a snapshot is well-formed XML of at most ``budget`` UTF-8 bytes (default
   ``Settings.snapshot_bytes``); every value is escaped and characters XML cannot carry are
   dropped;
-- it is filled by priority: candidates are taken per category (P1 files, tasks, plans, rules,
-  requests; P2 decisions, git, unresolved errors ...; the last P3 items; P4), then trimmed item
-  by item, lowest tier first and oldest first within a tier, until it fits;
-- the last user request and in-progress tasks are never trimmed; only when they alone exceed
+- it states the session's current state (``sessions.state``: corrections in force, open
+  tasks, unresolved failures, decisions, edited files, the last commit ...), built from the
+  whole history at every compaction, so later snapshots keep what earlier ones kept while it
+  is true;
+- it is filled by budget shares per group of sections that adapt to what the session holds
+  (``sessions.budget``);
+- the last user request and in-progress tasks are never dropped; only when they alone exceed
   the budget are their texts shortened (and, for absurdly small budgets, older in-progress
   tasks dropped), so the byte limit always holds.
 """
@@ -183,7 +186,7 @@ def _fit(head: str, found: Candidates, budget: int) -> str:
         wrapper=wrapper,
         render=render,
     )
-    return render(state.after_fit(kept))
+    return render(kept)
 
 
 def _head(session_id: str, agent: str | None, events: int, compactions: int) -> str:

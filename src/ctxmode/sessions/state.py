@@ -5,7 +5,8 @@ the first snapshot kept and is still true stays available to the next ones, and 
 resolved or superseded leaves. Each category turns its events into the current state:
 - requests: the newest, the session's first (its goal) and a few more, without the clauses a
   later correction reversed; the corrections still in force (``sessions.corrections``);
-- tasks: the open ones; finished ones only counted (``<tasks done="N">``), deleted ones gone;
+- tasks: the open ones; finished ones counted (``<tasks done="N">``) and listed only when the
+  budget has room to spare, deleted ones gone;
 - errors: the latest failure of each target nothing fixed since, as its informative lines
   (a test id, the ``E`` line, ``file(line,col): error TS...``), without a summary line the
   terminal cut;
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 else:
     from ctxmode.core._lean import NamedTuple
 
-__all__ = ["REQUEST_CHARS", "SECTIONS", "Candidates", "after_fit", "candidates", "decode_all"]
+__all__ = ["REQUEST_CHARS", "SECTIONS", "Candidates", "candidates", "decode_all"]
 
 
 def _shorten(text: str, limit: int) -> str:
@@ -104,7 +105,7 @@ _TEXT_CHARS = {
     "mcp_tool": 80,
     # What broke: the failing test, its message and the exception (``sessions.failures``).
     "error": 320,
-    "error_resolution": 160,
+    "error_resolution": 320,
 }
 REQUEST_CHARS = 300
 
@@ -277,7 +278,7 @@ def _requests(events: Events) -> tuple[list[Item], set[str]]:
 
     newest_of: dict[str, int] = {}
     for event_id, _type, data in events:
-        text = str(data.get("text", "")).strip()
+        text = str(data.get("text") or data.get("prompt") or "").strip()
         if text:
             newest_of.pop(text, None)  # a repeated prompt counts where it was last said
             newest_of[text] = event_id
@@ -303,12 +304,19 @@ def _requests(events: Events) -> tuple[list[Item], set[str]]:
         elif newest or idx == 0 or plain_shown < limit:
             plain_shown += 1
             chars = REQUEST_CHARS if newest or idx == 0 else _TEXT_CHARS["prompt"]
-            category, prio = "prompt", (0 if newest else 2 if idx == 0 else 3, -event_id)
+            # An older question was most likely answered in its turn: it yields first.
+            rank = 0 if newest else 2 if idx == 0 else 4 if _asks(text) else 3
+            category, prio = "prompt", (rank, -event_id)
         else:
             continue
         item = Item(category, (1, 0, event_id), newest, {}, _shorten(text, chars), prio)
         items.append(item)
     return items, reversed_texts
+
+
+def _asks(text: str) -> bool:
+    """Does a prompt end with a question?"""
+    return text.rstrip().endswith(("?", "？", "吗", "呢"))
 
 
 def _tasks(events: Events) -> tuple[list[Item], int]:
@@ -325,9 +333,8 @@ def _tasks(events: Events) -> tuple[list[Item], int]:
         if status == "cancelled" or not data.get("subject"):
             continue  # gone, or an update of a task this session never named
         if status == "completed":
-            done += 1
-            continue
-        order = {"in_progress": 0, "blocked": 1}.get(status, 2)
+            done += 1  # counted; listed only when the budget has room to spare
+        order = {"in_progress": 0, "blocked": 1, "completed": 3}.get(status, 2)
         weight = 1 if status == "in_progress" else 0
         items.append(
             Item(
@@ -336,7 +343,7 @@ def _tasks(events: Events) -> tuple[list[Item], int]:
                 status == "in_progress",
                 {"status": status},
                 str(data["subject"]),
-                (order, first),
+                (order, -first if status == "completed" else first),
             )
         )
     return items, done
@@ -347,18 +354,21 @@ _CUT_SUMMARY = (" - ", ("...", "…"))
 
 
 def error_text(message: str) -> str:
-    """A failure's informative lines, one line each, without what says nothing: a summary
-    line cut by the terminal keeps only its test id."""
+    """A failure's informative lines, one line each, without what says nothing: the run's
+    summary (``1 failed, 13 passed``) goes when another line says what broke, and a summary
+    line the terminal cut keeps only its test id."""
+    from ctxmode.sessions.failures import is_summary
+
+    lines = [ln.strip() for ln in message.splitlines() if ln.strip().strip("=-_* ")]
+    if len(lines) > 1:
+        lines = [ln for ln in lines if not is_summary(ln)] or lines
     out = []
-    for line in message.splitlines():
-        line = line.strip()
-        if not line or not line.strip("=-_* "):
-            continue
+    for line in lines:
         sep, tails = _CUT_SUMMARY
         if line.startswith(("FAILED ", "ERROR ")) and sep in line and line.endswith(tails):
             line = line.split(sep, 1)[0]
         out.append(line)
-    return " | ".join(out)
+    return "\n".join(out)  # one space each in the XML
 
 
 def _errors(events: Events, resolved: Events, root: str) -> list[Item]:
@@ -384,7 +394,7 @@ def _errors(events: Events, resolved: Events, root: str) -> list[Item]:
 
 
 #: A file shows its two latest changes when together they are no longer than this.
-_BOTH_CHANGES_CHARS = 100
+_BOTH_CHANGES_CHARS = 200
 
 
 def _files(events: Events, root: str) -> list[Item]:
@@ -433,25 +443,28 @@ def _git(events: Events) -> list[Item]:
         seen.add(signature)
         text = _shorten(str(text), 160) if text else None
         items.append(Item("git", (2, 0, event_id), False, attrs, text, (prio, -event_id)))
+    # A switch to the branch the last commit (made after it) names says nothing more.
+    last = next((i for i in items if i.prio[0] == 0), None)
+    if last is not None and last.attrs.get("branch"):
+        items = [
+            i
+            for i in items
+            if not (
+                i.prio[0] == 1
+                and i.attrs.get("branch") == last.attrs["branch"]
+                and i.rank[2] < last.rank[2]
+            )
+        ]
     return items
 
 
-#: Statements a prompt's clauses make: gone when a correction reversed the clause, and
-#: not repeated when a request shown says them.
+#: Statements a prompt's clauses make: gone when a correction reversed the clause.
 _STATED = frozenset({"constraint", "rejected_approach", "decision", "role"})
 
 
 def _reversed(data: dict[str, Any], reversed_texts: set[str]) -> bool:
     text = _flat(str(data.get("text", "")))
     return bool(text) and any(text in r or r in text for r in reversed_texts)
-
-
-def _said(item: Item, texts: list[str]) -> bool:
-    return (
-        item.category in _STATED
-        and bool(item.text)
-        and any(_flat(item.text or "") in t for t in texts)
-    )
 
 
 def candidates(store: Database, session_id: str) -> Candidates:
@@ -491,16 +504,7 @@ def candidates(store: Database, session_id: str) -> Candidates:
     # A file read and edited is listed once, under <files>.
     edited = {i.attrs.get("path") for i in items if i.category == "file"}
     items = [i for i in items if i.category != "data" or i.attrs.get("path") not in edited]
-    # What the newest request or a correction says is not stated again.
-    said = [_flat(i.text or "") for i in items if i.category == "correction" or i.pinned]
-    items = [i for i in items if not _said(i, said)]
     return Candidates(_drop_repeated_texts(items), section_attrs)
-
-
-def after_fit(kept: list[Item]) -> list[Item]:
-    """Drop statements a kept request already says (fitting only ever removes bytes here)."""
-    said = [_flat(i.text or "") for i in kept if i.category in ("prompt", "correction")]
-    return [i for i in kept if not _said(i, said)]
 
 
 def _drop_repeated_texts(items: list[Item]) -> list[Item]:

@@ -213,7 +213,8 @@ def claude_read(
                     call = _finished_call(block, entry, uses)
                     if call is not None:
                         out.append((call[0], when, call[1]))
-            elif not entry.get("isMeta") and not entry.get("isCompactSummary"):
+            elif not (entry.get("isMeta") or entry.get("isCompactSummary")):
+                # A compaction's summary comes back as a user line: Claude Code's, not a prompt.
                 text = _content_text(content)
                 if text and not text.startswith(_NOT_PROMPTS):
                     if said is not None:
