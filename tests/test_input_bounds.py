@@ -98,10 +98,10 @@ def test_import_refuses_task_parent_cycles(project: Path, tmp_path: Path) -> Non
     assert run_cli("import", str(path), cwd=project).returncode == 0
 
 
-def test_hook_help_prints_usage_and_reads_nothing(project: Path) -> None:
+def test_hook_help_prints_usage_and_reads_nothing(bare_project: Path) -> None:
     for flag in ("--help", "-h"):
-        proc = hook_process(flag, b"", cwd=project)
+        proc = hook_process(flag, b"", cwd=bare_project)
         out = proc.stdout.decode()
-        assert proc.returncode == 0 and out.startswith("usage: ctxmode hook EVENT")
-        assert "session-start" in out
-    assert not os.path.exists(project / ".context" / "context.db")
+        assert proc.returncode == 0 and out.startswith("Usage: ctxmode hook")
+        assert "session-start" in out and "EVENT" in out
+    assert not os.path.exists(bare_project / ".context" / "context.db")
