@@ -163,3 +163,25 @@ def test_names_found_by_substring_and_typo(store: Store, project: Path) -> None:
     for query in ("ACCESS_TT", "current_us", "PasswordBear", "get_curent_user"):
         hits = search(store, query).hits
         assert hits and hits[0].title.startswith("src/auth.py"), (query, hits[:1])
+
+
+def test_a_file_larger_than_a_transaction_is_written_in_parts(store: Store, project: Path) -> None:
+    """A 600 KB file spans several transactions; its chunks and their neighbour context are
+    those of a write in one piece."""
+    sections = "\n\n".join(
+        f"## Part {i}\n\n" + " ".join(f"token{i}_{k}" for k in range(120)) for i in range(400)
+    )
+    (project / "big.md").write_text(f"# Big\n\n{sections}\n", encoding="utf-8")
+    report = index_path(store, "big.md")
+    rows = store.query(
+        "SELECT c.ordinal, s.body, s.context FROM chunks c JOIN search_items s "
+        "ON s.item_kind = 'chunk' AND s.ref_id = c.id ORDER BY c.ordinal"
+    )
+    assert report.sources[0].chunks == len(rows) > 100
+    body = {r["ordinal"]: r["body"] for r in rows}
+    for r in rows:
+        k = r["ordinal"]
+        want = f"{body.get(k - 2, '')[-300:]} {body.get(k - 1, '')[-300:]}".strip(" ")
+        assert r["context"] == want, k
+    assert search(store, "token399_7").hits
+    assert index_path(store, "big.md").sources[0].status == "unchanged"

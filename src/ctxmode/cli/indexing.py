@@ -19,6 +19,9 @@ from ctxmode.search.files import Skipped
 from ctxmode.search.indexing import IndexedSource, IndexReport, index_path
 from ctxmode.search.sources import list_sources, remove_source
 
+#: Niceness added to a ``ctxmode index`` process.
+INDEX_NICENESS = 10
+
 
 def _store_bytes(db_file: str) -> int:
     """The store's size on disk: the file and its write-ahead log."""
@@ -61,6 +64,10 @@ def index_cmd(
     """Index files or folders for search (honours .gitignore; re-indexing replaces)."""
     if source and len(paths) > 1:
         raise InvalidInput("--source names one source; give a single PATH with it")
+    # A long index must not slow the agent's hooks down: on a busy machine they get the CPU
+    # first (this process only; the MCP server's index tool runs in the server).
+    with contextlib.suppress(OSError, AttributeError):
+        os.nice(INDEX_NICENESS)
     sources: list[IndexedSource] = []
     skipped: list[Skipped] = []
     seconds = 0.0

@@ -2,7 +2,10 @@
 
 A *source* is the unit that was indexed: one file, one folder (many files), one piece of content,
 one fetched URL or one sandbox output, named by a unique label. Invariants:
-- (re-)indexing a source replaces all its chunks in one transaction; readers never see half;
+- a file-backed source is written in short transactions (``TXN_TARGET_S`` each, a file's
+  chunks and its recorded state together unless the file alone is larger), so other writers
+  wait at most about that long and a killed run resumes where it stopped; content, fetched
+  pages and sandbox output are replaced in one transaction (readers never see half);
 - every stored title and chunk is redacted (``.env`` files have every value masked);
 - paths resolve inside the project (``knowledge.contexts.normalize_path``; symlinks pointing out are
   refused unless the project lists the location under ``allow_outside_paths``);
@@ -185,7 +188,18 @@ def _upsert_source(
 NEIGHBOUR_CHARS = 300
 
 
-def _insert_rows(conn: sqlite3.Connection, source_id: int, rows: Iterable[_Row], now: int) -> int:
+def _chars(rows: Sequence[_Row]) -> int:
+    """The characters ``rows`` write (their text and titles, and a row's overhead)."""
+    return sum(len(r.piece.content) + len(r.piece.title) + 200 for r in rows)
+
+
+def _insert_rows(
+    conn: sqlite3.Connection,
+    source_id: int,
+    rows: Iterable[_Row],
+    now: int,
+    tails: dict[tuple[str | None, int], str] | None = None,
+) -> int:
     """Write ``rows`` (in document order) as chunks of ``source_id``; return how many.
 
     A chunk's text is stored once, in ``search_items.body``
@@ -194,7 +208,8 @@ def _insert_rows(conn: sqlite3.Connection, source_id: int, rows: Iterable[_Row],
     at ``ordinal - 2`` and ``ordinal - 1`` of the same file, as ``m005`` defined it.
     """
     (label,) = conn.execute("SELECT label FROM sources WHERE id = ?", (source_id,)).fetchone()
-    tails: dict[tuple[str | None, int], str] = {}
+    if tails is None:  # the ends of the chunks written so far (a file over several calls)
+        tails = {}
     count = 0
     for row in rows:
         piece = row.piece
@@ -257,10 +272,49 @@ class _Batcher:
         self.written_files = 0
 
     def add(self, state: _FileState, rows: list[_Row]) -> None:
+        size = _chars(rows)
+        if size > self.budget and len(rows) > 1:
+            self._add_large(state, rows)
+            return
         self.pending.append((state, rows))
-        self.chars += sum(len(r.piece.content) + len(r.piece.title) for r in rows) + 200
+        self.chars += size
         if self.chars >= self.budget:
             self.flush()
+
+    def _add_large(self, state: _FileState, rows: list[_Row]) -> None:
+        """A file larger than one transaction's budget, written over several: its old chunks
+        go with the first, its state is recorded with the last. Killed midway, it is read
+        again by the next run (its recorded state still differs), which replaces the part
+        written; readers may see part of it meanwhile."""
+        self.flush()
+        tails: dict[tuple[str | None, int], str] = {}
+        part: list[_Row] = []
+        size = 0
+        first = True
+        for index, row in enumerate(rows):
+            part.append(row)
+            size += _chars([row])
+            last = index == len(rows) - 1
+            if not last and size < self.budget:
+                continue
+            started = time.perf_counter()
+            with self.store.transaction() as conn:
+                if first:
+                    conn.execute(
+                        "DELETE FROM chunks WHERE source_id = ? AND path = ?",
+                        (self.source_id, state.path),
+                    )
+                _insert_rows(conn, self.source_id, part, self.now, tails)
+                if last:
+                    _record_states(conn, self.source_id, [state])
+            self._adapt(size, time.perf_counter() - started)
+            part, size, first = [], 0, False
+        self.written_files += 1
+
+    def _adapt(self, chars: int, elapsed: float) -> None:
+        if elapsed > 0:
+            rate = chars / elapsed
+            self.budget = int(min(_MAX_BATCH_CHARS, max(_MIN_BATCH_CHARS, rate * TXN_TARGET_S)))
 
     def touch(self, state: _FileState) -> None:
         """Record a new mtime for a file whose content did not change."""
@@ -280,10 +334,8 @@ class _Batcher:
                 )
                 _insert_rows(conn, self.source_id, rows, self.now)
             _record_states(conn, self.source_id, [s for s, _ in self.pending] + self.touched)
-        elapsed = time.perf_counter() - started
-        if self.pending and elapsed > 0:
-            rate = self.chars / elapsed
-            self.budget = int(min(_MAX_BATCH_CHARS, max(_MIN_BATCH_CHARS, rate * TXN_TARGET_S)))
+        if self.pending:
+            self._adapt(self.chars, time.perf_counter() - started)
         self.written_files += len(self.pending)
         self.pending, self.touched, self.chars = [], [], 0
 
