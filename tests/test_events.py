@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from _hooks import fixture, fixture_names
+from ctxmode import Store
 from ctxmode.sessions import adapters
+from ctxmode.sessions import records as session_records
 from ctxmode.sessions.events import (
     CATEGORIES,
     EventRecord,
@@ -301,35 +303,39 @@ def test_nouns_and_questions_are_not_intents_or_decisions() -> None:
     )
 
 
-def test_ctxmode_write_context_is_knowledge_with_its_id_not_an_mcp_call() -> None:
+def test_ctxmode_write_context_is_knowledge_with_its_id_not_an_mcp_call(store: Store) -> None:
+    """The id comes from the result's structured content, or from the store itself (the
+    context whose content the call stored), never from parsing ctxmode's reply text."""
+    text = "Use Google OAuth 2.0 rather than Passport"
+    stored = store.write_context("decision", text).id
     shapes = [
-        '{"id":7,"verified":true,"deduplicated":false,"superseded_id":null,"checks":[]}',
+        json.dumps({"id": stored, "verified": True, "deduplicated": False, "checks": []}),
         {
-            "content": [{"type": "text", "text": "Stored decision #7. Verified."}],
-            "structuredContent": {"id": 7},
+            "content": [{"type": "text", "text": "Stored decision #999. Verified."}],
+            "structuredContent": {"id": stored},
             "isError": False,
         },
         {
             "llmContent": [
-                {"text": "<untrusted_context>\nStored decision #7.\n</untrusted_context>"}
+                {"text": "<untrusted_context>\nStored decision #999.\n</untrusted_context>"}
             ]
         },
+        "Stored decision #999.",
     ]
-    for resp in shapes:
+    for n, resp in enumerate(shapes):
         ev = NormalizedHookEvent(
             agent="claude-code",
             kind="post_tool_use",
-            session_id="s",
+            session_id=f"s{n}",
             tool_name="mcp__ctxmode__write_context",
-            tool_input={"type": "decision", "content": "Use Google OAuth 2.0 rather than Passport"},
+            tool_input={"type": "decision", "content": text},
             tool_response=resp,
         )
         (rec,) = extract(ev)
-        assert (rec.category, rec.type, rec.data) == (
-            "knowledge",
-            "decision",
-            {"id": 7, "text": "Use Google OAuth 2.0 rather than Passport"},
-        )
+        assert (rec.category, rec.type, rec.data["text"]) == ("knowledge", "decision", text)
+        session_records.record(store, ev, [rec])
+        (event,) = session_records.list_events(store, f"s{n}")
+        assert event.data == {"id": stored, "text": text}, resp
 
 
 def test_a_git_command_is_recorded_once_and_staging_not_at_all() -> None:

@@ -31,13 +31,19 @@ def hook(agent: str, name: str, project: Path, **overrides: Any) -> dict[str, An
     return output_json(run_hook(event_name(payload), payload, cwd=project, agent=agent))
 
 
+def _names_its_context(rec: Any) -> bool:
+    """The result's structured id, or (an agent handing hooks the reply's text only) the
+    store's content hash of what was stored, which ``records`` turns into its id."""
+    return rec.data.get("id") == 1 or str(rec.data.get("content_hash", "")).startswith("sha256:")
+
+
 def test_gemini_mcp_tools_are_named_like_the_others() -> None:
     ev = norm(GEM, "real.AfterTool.mcp_ctxmode_write_context")
     assert ev.tool_name == "mcp__ctxmode__write_context"
     assert ev.raw_tool_name == "mcp_ctxmode_write_context"
     # ctxmode's own write_context is the context it stored (type, id, text), not an MCP call.
     (rec,) = extract(ev)
-    assert (rec.category, rec.type, rec.data["id"]) == ("knowledge", "decision", 1)
+    assert (rec.category, rec.type) == ("knowledge", "decision") and _names_its_context(rec)
     assert rec.data["text"] == "Use Google OAuth 2.0 rather than Passport"
 
 
@@ -81,7 +87,7 @@ def test_opencode_mcp_tools_are_named_like_the_others() -> None:
         "ctxmode_write_context",
     )
     (rec,) = extract(ev)
-    assert (rec.category, rec.type, rec.data["id"]) == ("knowledge", "decision", 1)
+    assert (rec.category, rec.type) == ("knowledge", "decision") and _names_its_context(rec)
     # A built-in tool's name is not mistaken for one (its result is text, not an MCP result).
     assert norm(OC, "real.PostToolUse.read").tool_name == "Read"
 
@@ -130,7 +136,7 @@ def test_qwen_tool_ids_map_to_the_shared_categories() -> None:
     assert ok.tool_name == "Bash" and not ok.failed
     assert [(r.category, r.type) for r in extract(ok)] == [("git", "commit")]
     (rec,) = extract(norm(QWEN, "real.PostToolUse.mcp__ctxmode__write_context"))
-    assert (rec.category, rec.type, rec.data["id"]) == ("knowledge", "decision", 1)
+    assert (rec.category, rec.type) == ("knowledge", "decision") and _names_its_context(rec)
 
 
 def test_a_qwen_shell_failure_says_what_failed() -> None:
@@ -184,7 +190,7 @@ def test_copilot_tools_and_results_map_to_the_shared_categories() -> None:
         "ctxmode-write_context",
     )
     (rec,) = extract(mcp)
-    assert (rec.category, rec.type, rec.data["id"]) == ("knowledge", "decision", 1)
+    assert (rec.category, rec.type) == ("knowledge", "decision") and _names_its_context(rec)
     start = norm(COP, "real.SessionStart.new")
     assert start.source == "startup"
 
@@ -224,7 +230,7 @@ def test_kimi_payloads_map_to_the_shared_categories() -> None:
     assert (edit.tool_name, edit.tool_input["file_path"]) == ("Edit", str(P / "auth/config.py"))
     assert [(r.category, r.type) for r in extract(edit)] == [("file", "edit")]
     (rec,) = extract(norm(KIMI, "real.PostToolUse.mcp__ctxmode__write_context"))
-    assert (rec.category, rec.type, rec.data["id"]) == ("knowledge", "decision", 1)
+    assert (rec.category, rec.type) == ("knowledge", "decision") and _names_its_context(rec)
     failed = norm(KIMI, "real.PostToolUseFailure.Bash.pytest-failed")
     assert failed.failed and failed.error and "FAILED tests/test_refresh.py" in failed.error
     assert norm(KIMI, "real.UserPromptSubmit").prompt == (

@@ -80,10 +80,14 @@ def check_the_commit_and_the_decision(evs: list[dict[str, Any]]) -> None:
         e["data"].get("message") for e in evs if (e["category"], e["type"]) == ("git", "commit")
     ]
     assert "Shorten access TTL to 2h" in commits
-    assert any(
-        (e["category"], e["type"], e["data"].get("text")) == ("knowledge", "decision", DECISION)
+    stored = [
+        e["data"]
         for e in evs
-    ), evs
+        if (e["category"], e["type"], e["data"].get("text")) == ("knowledge", "decision", DECISION)
+    ]
+    assert stored, evs
+    # Its id is the context's, found in the result's structured content or in the store.
+    assert all(isinstance(d.get("id"), int) for d in stored), stored
 
 
 # -- tests every agent's module runs (imported there, so pytest collects them with its ``run``) --

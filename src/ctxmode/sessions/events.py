@@ -19,8 +19,8 @@ import json
 import os
 import re
 
-from ctxmode.core._lean import LazyRegex
-from ctxmode.core.redact import is_env_file, redact_env_file
+from ctxmode.core._lean import LazyRegex, sha256_hex
+from ctxmode.core.redact import is_env_file, redact, redact_env_file
 from ctxmode.sessions.prompts import external_refs, is_decision_text
 from ctxmode.sessions.prompts import prompt_records as prompt_records
 from ctxmode.sessions.vocab import (
@@ -524,7 +524,6 @@ def tool_records(ev: NormalizedHookEvent) -> list[EventRecord]:
 
 #: ctxmode's MCP tools that store a context: the snapshot shows the context, not the call.
 _KNOWLEDGE_WRITES = frozenset({"write_context"})
-_STORED_ID = LazyRegex(r"(?i)\bstored(?: as)? [\w-]+ #(\d+)")
 
 
 def _json_or_text(text: str) -> Any:
@@ -535,28 +534,31 @@ def _json_or_text(text: str) -> Any:
 
 
 def _stored_id(resp: Any) -> int | None:
-    """The context id in a ``write_context`` result (JSON text, structured content or the
-    "Stored decision #12." line), whatever the agent wrapped it in."""
+    """The context id of a ``write_context`` result's structured content (as JSON text or an
+    object), when the agent passes it on; else None (``records`` finds it in the store)."""
     if isinstance(resp, str) and resp.lstrip().startswith("{"):
         resp = _json_or_text(resp)
     if isinstance(resp, dict):
         for holder in (resp, resp.get("structuredContent")):
             if isinstance(holder, dict) and isinstance(holder.get("id"), int):
                 return int(holder["id"])
-    text = resp if isinstance(resp, str) else _response_text(resp)
-    if not text and isinstance(resp, dict) and isinstance(resp.get("llmContent"), list):
-        text = " ".join(_str(c.get("text")) for c in resp["llmContent"] if isinstance(c, dict))
-    m = _STORED_ID.search(text or "")
-    return int(m.group(1)) if m else None
+    return None
 
 
 def _knowledge_records(inp: dict[str, Any], resp: Any) -> list[EventRecord]:
-    """A context stored through ctxmode's MCP server: its type, id and first words."""
+    """A context stored through ctxmode's MCP server: its type, id and first words. Without
+    the id in the result (an agent that hands hooks the reply's text only), ``content_hash``
+    (the store's own, ``knowledge.contexts.content_hash``) lets ``records`` look it up."""
     content = _str(inp.get("content"))
     if not content.strip():
         return []
     kind = clip(_str(inp.get("type")) or "note", 40)
-    return [_rec("knowledge", kind, id=_stored_id(resp), text=clip(content, 200))]
+    ident = _stored_id(resp)
+    if ident is not None:
+        return [_rec("knowledge", kind, id=ident, text=clip(content, 200))]
+    stored = redact(content).strip()
+    digest = "sha256:" + sha256_hex(f"{kind}\0{stored}".encode())
+    return [_rec("knowledge", kind, id=None, text=clip(content, 200), content_hash=digest)]
 
 
 def _question_records(inp: dict[str, Any], resp: Any) -> list[EventRecord]:

@@ -305,6 +305,20 @@ def _evict(conn: sqlite3.Connection, session_id: str, cap: int) -> None:
     )
 
 
+def _with_context_id(conn: sqlite3.Connection, rec: EventRecord) -> EventRecord:
+    """A stored-context record with the id the store gave that content (its own
+    ``contexts.content_hash``) in place of the hash: structured, whatever the reply said."""
+    if rec.category != "knowledge" or "content_hash" not in rec.data:
+        return rec
+    data = dict(rec.data)
+    digest = data.pop("content_hash")
+    row = conn.execute(
+        "SELECT id FROM contexts WHERE content_hash = ? ORDER BY id DESC LIMIT 1", (digest,)
+    ).fetchone()
+    data["id"] = int(row[0]) if row else None
+    return rec._replace(data=data)
+
+
 def redact_record(rec: EventRecord) -> EventRecord:
     """A record with every string of its type and data redacted."""
     return EventRecord(rec.category, redact(rec.type), redact_value(rec.data))
@@ -344,7 +358,7 @@ def record(
         touch_session(conn, ev, project_dir, now)
         # Redacted here as well as at extraction: whatever a record holds (task ids, edit
         # modes, detector targets) is written only through this loop.
-        todo = [redact_record(r) for r in records]
+        todo = [redact_record(_with_context_id(conn, r)) for r in records]
         if ev.kind in ("post_tool_use", "post_tool_use_failure"):
             if detect:
                 todo += [redact_record(r) for r in _detect(conn, ev, ms)]
