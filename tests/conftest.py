@@ -47,6 +47,7 @@ HOT_PATH = (
     "ctxmode.core.schema",
     "ctxmode.core.schema_later",
     "ctxmode.core.secret_shapes",
+    "ctxmode.core.vocab",
     "ctxmode.exchange",
     "ctxmode.exchange.team_state",
     "ctxmode.hooks",

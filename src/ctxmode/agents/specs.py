@@ -18,18 +18,8 @@ from typing import Any
 from ctxmode.agents import claude
 from ctxmode.core import config
 from ctxmode.core.errors import InvalidInput
+from ctxmode.core.vocab import AGENTS as AGENTS
 
-AGENTS: tuple[str, ...] = (
-    "claude-code",
-    "gemini-cli",
-    "codex",
-    "cursor",
-    "vscode",
-    "opencode",
-    "qwen-code",
-    "copilot-cli",
-    "kimi-code",
-)
 SCOPES: tuple[str, ...] = ("project", "user")
 _ALIASES = {
     "claude": "claude-code",

@@ -1,5 +1,5 @@
 """The closed vocabularies of the knowledge store: context types, scopes, relations, task
-statuses, retrieval modes, decision fields.
+statuses, retrieval modes, decision fields, and the agents ctxmode plugs into.
 
 No imports at all: ``core.models`` re-exports them beside its dataclasses, and the MCP server
 lists them (``mcp.registry``) before it answers ``initialize``, where loading ``dataclasses``
@@ -33,4 +33,17 @@ DECISION_FIELDS: tuple[str, ...] = (
     "choice",
     "rationale",
     "impact",
+)
+
+#: The agents ctxmode installs into and reads hook payloads and transcripts of.
+AGENTS: tuple[str, ...] = (
+    "claude-code",
+    "gemini-cli",
+    "codex",
+    "cursor",
+    "vscode",
+    "opencode",
+    "qwen-code",
+    "copilot-cli",
+    "kimi-code",
 )

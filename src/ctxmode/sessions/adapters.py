@@ -13,23 +13,13 @@ from __future__ import annotations
 
 import json
 
+from ctxmode.core.vocab import AGENTS as AGENTS
 from ctxmode.sessions.events import NormalizedHookEvent
 
 TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time (see _lean)
 if TYPE_CHECKING:
     from typing import Any
 
-AGENTS: tuple[str, ...] = (
-    "claude-code",
-    "gemini-cli",
-    "codex",
-    "cursor",
-    "vscode",
-    "opencode",
-    "qwen-code",
-    "copilot-cli",
-    "kimi-code",
-)
 
 #: Event names of every agent (lowercased, without ``-``/``_``/``.``) -> hook kind.
 _EVENT_KINDS: dict[str, str] = {
