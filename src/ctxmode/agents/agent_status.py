@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -108,6 +109,38 @@ def _server_python(agent: str, path: Path, problems: list[str]) -> tuple[bool, s
     if isinstance(command, list):
         command = command[0] if command else None
     return True, command if isinstance(command, str) else None
+
+
+def _claude_project_server(
+    root: Path,
+    home: Path,
+    found: bool,
+    command: str | None,
+    paths: list[str],
+    problems: list[str],
+) -> tuple[bool, str | None]:
+    """Claude Code's project server: ``.mcp.json``'s entry (``found``, its ``command``) and the
+    project's local-scope entry in ``~/.claude.json``, which wins; (registered, interpreter)."""
+    local_path = home / ".claude.json"
+    local = claude.local_server(_read_json_leniently(local_path, []) or {}, root)
+    python = local.get("command") if local is not None else None
+    if local is not None:
+        paths.append(str(local_path))
+    mcp = root / ".mcp.json"
+    if found and command and not claude.is_portable({"command": command}):
+        problems.append(
+            f"{mcp} runs ctxmode by this machine's path ({command}), and teams commit that file: "
+            "a teammate's Claude Code cannot start it; run `ctxmode install claude-code` (it "
+            "writes `ctxmode serve` there and keeps this path in ~/.claude.json)"
+        )
+        python = python or command
+    elif found and local is None and shutil.which("ctxmode") is None:
+        problems.append(
+            f"{mcp} runs `ctxmode serve` from PATH and no ctxmode is on PATH here: run "
+            "`ctxmode install claude-code` with the ctxmode you use (it registers its "
+            "interpreter for this project in ~/.claude.json), or put ctxmode on PATH"
+        )
+    return found or local is not None, python if isinstance(python, str) else None
 
 
 def _plugin_python(path: Path, problems: list[str]) -> tuple[bool, str | None]:
@@ -238,6 +271,8 @@ def status(agent: str, *, project_root: Path, home: Path | None = None) -> Agent
             continue
         seen.add(layout.mcp)
         found, python = _server_python(agent, layout.mcp, problems)
+        if agent == "claude-code" and scope == "project":
+            found, python = _claude_project_server(root, home_path, found, python, paths, problems)
         if found:
             mcp_ok = True
             if str(layout.mcp) not in paths:

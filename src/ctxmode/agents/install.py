@@ -53,13 +53,16 @@ from ctxmode.agents.files import (
 from ctxmode.agents.specs import (
     AGENTS,
     EVENTS,
+    LOCAL_FILES,
     NESTED,
     PLUGIN_MARKER,
     PLUGIN_PLACEHOLDER,
     SCOPES,
     SERVER_NAME,
+    SERVERS_KEY,
     agent_layout,
     check_scope,
+    child_dict,
     drop_hooks,
     drop_server,
     normalize_agent,
@@ -73,6 +76,7 @@ from ctxmode.core.errors import CtxmodeError, InvalidInput
 
 __all__ = [
     "AGENTS",
+    "LOCAL_FILES",
     "SCOPES",
     "AgentStatus",
     "Change",
@@ -93,6 +97,8 @@ class Change:
     path: str
     action: Action
     summary: str
+    #: The file names this machine's interpreter (False: the same in every clone).
+    machine_specific: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -132,6 +138,7 @@ class _Pending:
     what: str  # what ctxmode keeps in this file, e.g. "MCP server 'ctxmode'"
     uninstall: bool
     mode: int | None = None  # permission bits of a file created
+    machine: bool = True  # the file names this machine's interpreter
 
     @property
     def action(self) -> Action:
@@ -150,7 +157,7 @@ class _Pending:
             summary = f"removed {self.what}{tail}"
         else:
             summary = ("added " if action == "create" else "set ") + self.what
-        return Change(str(self.path), action, summary)
+        return Change(str(self.path), action, summary, self.machine and not self.uninstall)
 
 
 JsonEdit = Callable[[dict[str, Any]], object]
@@ -250,6 +257,7 @@ def _plan(
     uninstall: bool,
     trust: bool = False,
     in_agent: bool = False,
+    portable: bool = True,
 ) -> list[_Pending]:
     layout = agent_layout(agent, scope, root, home)
     plans: list[_Pending | None] = []
@@ -310,14 +318,59 @@ def _plan(
     if layout.mcp != layout.hooks:
         if agent == "codex":
             plans.append(_plan_codex_server(layout.mcp, python, uninstall=uninstall))
+        elif agent == "claude-code" and scope == "project" and portable:
+            plans += _plan_claude_servers(layout.mcp, root, home, python, uninstall, in_agent)
         else:
             edit = _server_edit(agent, layout.mcp, python, uninstall)
-            what = "MCP server 'ctxmode'"
-            if agent == "claude-code" and scope == "project" and not uninstall and not in_agent:
-                what += "; Claude Code asks once to approve project servers"
-            plans.append(_plan_json(layout.mcp, [edit], what, uninstall=uninstall))
+            plans.append(
+                _plan_json(layout.mcp, [edit], "MCP server 'ctxmode'", uninstall=uninstall)
+            )
     # Files that hold nothing of ctxmode's are not worth reporting on uninstall.
     return [p for p in plans if p is not None and not (p.uninstall and p.action == "unchanged")]
+
+
+def _plan_claude_servers(
+    mcp: Path, root: Path, home: Path, python: str, uninstall: bool, in_agent: bool
+) -> list[_Pending | None]:
+    """Claude Code's project server in two parts: ``.mcp.json``, which teams commit, runs
+    ``ctxmode serve`` from PATH (``claude.PORTABLE_SERVER``); this machine's own entry, with
+    the absolute interpreter, goes to the project's local scope in ``~/.claude.json``, which
+    Claude Code prefers. Uninstall removes both (and an absolute entry of older installs)."""
+    local = home / ".claude.json"
+    if uninstall:
+        drop: list[JsonEdit] = [lambda doc: claude.drop_local_server(doc, root)]
+        return [
+            _plan_json(mcp, [_server_edit("claude-code", mcp, python, True)],
+                       "MCP server 'ctxmode'", uninstall=True),
+            _plan_json(local, drop, "this project's MCP server 'ctxmode'", uninstall=True),
+        ]  # fmt: skip
+
+    def portable(doc: dict[str, Any]) -> None:
+        servers = child_dict(doc, SERVERS_KEY["claude-code"], mcp)
+        current = servers.get(SERVER_NAME)  # keys the user added (env ...) stay
+        ours = dict(claude.PORTABLE_SERVER)
+        servers[SERVER_NAME] = {**current, **ours} if isinstance(current, dict) else ours
+
+    what = (
+        "MCP server 'ctxmode' as `ctxmode serve` from PATH (nothing of this machine: commit it "
+        "for your teammates)"
+    )
+    if not in_agent:
+        what += "; Claude Code asks once to approve project servers"
+    entry = server_entry("claude-code", python)
+    mine = (
+        f"this project's MCP server 'ctxmode' on this machine ({python} -m ctxmode serve; "
+        "Claude Code prefers it to .mcp.json's)"
+    )
+    local_plan = _plan_json(
+        local, [lambda doc: claude.put_local_server(doc, root, entry)], mine, uninstall=False
+    )
+    if local_plan is not None and local_plan.old is None:
+        local_plan.mode = 0o600  # as Claude Code creates it
+    shared = _plan_json(mcp, [portable], what, uninstall=False)
+    if shared is not None:
+        shared.machine = False
+    return [shared, local_plan]
 
 
 def _apply(plans: list[_Pending]) -> None:
@@ -357,6 +410,7 @@ def _run(
     uninstall: bool,
     trust: bool = False,
     hooks: str = "auto",
+    portable: bool = True,
 ) -> InstallResult:
     agent = normalize_agent(agent)
     scope = check_scope(scope)
@@ -385,7 +439,7 @@ def _run(
         )
     plans = _plan(
         agent, scope, root, home_path, python, uninstall=uninstall, trust=trust,
-        in_agent=kind == "in-agent",
+        in_agent=kind == "in-agent", portable=portable,
     )  # fmt: skip
     if not dry_run:
         _apply(plans)
@@ -402,6 +456,7 @@ def install(
     python: str | None = None,
     trust: bool = False,
     hooks: str = "auto",
+    portable: bool = True,
 ) -> InstallResult:
     """Register ctxmode's hooks and MCP server with ``agent``; idempotent.
 
@@ -412,13 +467,17 @@ def install(
     ``~/.gemini/trustedFolders.json`` (``agents.gemini_trust``).
     ``hooks`` (Claude Code): ``in-agent`` handlers, ``command`` ones, or ``auto``: in-agent when
     the installed Claude Code runs them (``agents.claude``).
+    ``portable`` (Claude Code, project scope): ``.mcp.json`` runs ``ctxmode serve`` from PATH,
+    committable, and this machine's interpreter goes to the project's local scope in
+    ``~/.claude.json``; False: the interpreter in ``.mcp.json`` itself (scratch copies that are
+    never committed, such as ``ctxmode eval``'s).
     Raises ``InvalidInput`` (nothing written) for an unknown agent or scope, a pyenv shim, or an
     existing config file that cannot be parsed or edited safely.
     """
     interpreter = resolve_interpreter(python)
     return _run(
         agent, scope, project_root, home, dry_run, interpreter, uninstall=False, trust=trust,
-        hooks=hooks,
+        hooks=hooks, portable=portable,
     )  # fmt: skip
 
 
