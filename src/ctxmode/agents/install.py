@@ -3,7 +3,8 @@
 Files written, relative to the project root (scope ``project``) or the home folder (``user``):
 
     agent        hooks                                      MCP server
-    claude-code  .claude/settings.local.json                .mcp.json
+    claude-code  .claude/settings.local.json                .mcp.json (``ctxmode serve`` from PATH)
+                                                            + ~/.claude.json projects.<root>
                  (user: .claude/settings.json)              (user: .claude.json, top level)
     gemini-cli   .gemini/settings.json (hooks and mcpServers in one file)
     codex        .codex/hooks.json                          .codex/config.toml [mcp_servers.ctxmode]
@@ -22,7 +23,9 @@ Invariants:
   in-agent handlers, calls ``record_hook`` of the running server: ``agents.claude``) and the
   MCP server runs ``<python> -m ctxmode serve``, where <python> is the absolute path of the
   running interpreter (a venv's ``bin/python`` is kept as is, not resolved; a pyenv shim is
-  refused because it adds 100-200 ms to every hook).
+  refused because it adds 100-200 ms to every hook). Claude Code's project ``.mcp.json``, which
+  teams commit, runs ``ctxmode serve`` from PATH instead; ``<python>`` goes to the project's
+  local scope in ``~/.claude.json``, which Claude Code prefers.
 - ctxmode's hook entries are recognised by their ``-m ctxmode hook`` command and its server by
   the name ``ctxmode``, so reinstalling updates them in place and uninstalling removes only them.
 - Plan, then write: every file is read, parsed and its new text computed before the first write,
