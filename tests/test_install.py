@@ -860,14 +860,35 @@ def test_install_output_names_the_machine_specific_files(tmp_path: Path, home: P
     repo = tmp_path / "repo"
     repo.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    exclude = repo / ".git" / "info" / "exclude"
+    before = exclude.read_bytes()
     out = run_cli("install", "claude-code", cwd=repo).stdout
     assert "commit: .mcp.json runs `ctxmode serve` from PATH" in out
     assert "machine-specific: .claude/settings.local.json run" in out
-    assert "not ignored by git: .claude/settings.local.json;" in out
     assert "usually committed" not in out  # settings.local.json is meant for one machine
-    (repo / ".gitignore").write_text(".claude/settings.local.json\n")
+    # The per-machine file is kept out of git in this clone only: git shows what to commit.
+    assert "not ignored by git" not in out
+    assert "info/exclude: set the line keeping .claude/settings.local.json out of git" in out
+    status = subprocess.run(
+        ["git", "status", "--short", "-uall"], cwd=repo, capture_output=True, text=True
+    ).stdout
+    assert status.split() == ["??", ".mcp.json"], status
     again = run_cli("install", "claude-code", cwd=repo).stdout
     assert "machine-specific" not in again and "commit:" not in again  # nothing written
+    assert run_cli("uninstall", "claude-code", cwd=repo).returncode == 0
+    assert exclude.read_bytes() == before
+
+
+def test_a_file_git_already_ignores_gets_no_exclude_line(tmp_path: Path, home: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / ".gitignore").write_text(".claude/settings.local.json\n")
+    exclude = repo / ".git" / "info" / "exclude"
+    before = exclude.read_bytes()
+    out = run_cli("install", "claude-code", cwd=repo).stdout
+    assert "info/exclude" not in out and "not ignored by git" not in out
+    assert exclude.read_bytes() == before
 
 
 def test_install_output_warns_about_a_shared_file_holding_this_machine_s_python(

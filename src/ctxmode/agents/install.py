@@ -315,6 +315,8 @@ def _plan(
             plans.append(_plan_codex_trust(hooks_plan, root, home, scope))
         if folder_trust and trust:
             plans.append(_plan_folder_trust(agent, root, home))
+        if scope == "project":
+            plans.append(_plan_exclude(root, layout.hooks, uninstall))
         for other in layout.also:  # only cleaned: install never writes there
             drop = [_hooks_edit(agent, other, python, True)]
             plans.append(_plan_json(other, drop, "ctxmode hooks", uninstall=True))
@@ -330,6 +332,25 @@ def _plan(
             )
     # Files that hold nothing of ctxmode's are not worth reporting on uninstall.
     return [p for p in plans if p is not None and not (p.uninstall and p.action == "unchanged")]
+
+
+def _plan_exclude(root: Path, hooks: Path, uninstall: bool) -> _Pending | None:
+    """List a per-machine hooks file (``LOCAL_FILES``) in the clone's ``.git/info/exclude``
+    unless git already ignores it (``agents.gitexclude``)."""
+    from ctxmode.agents import gitexclude
+
+    rel = hooks.relative_to(root).as_posix()
+    path = gitexclude.exclude_file(root) if rel in LOCAL_FILES else None
+    if path is None:
+        return None
+    old = read_text(path)
+    new = gitexclude.plan(root, rel, old, uninstall=uninstall)
+    if new == old and not gitexclude.listed(old, rel):
+        return None  # git ignores the file some other way
+    what = f"the line keeping {rel} out of git in this clone (.gitignore untouched)"
+    pending = _Pending(path, old, new, what, uninstall)
+    pending.machine = False
+    return pending
 
 
 def _plan_claude_servers(

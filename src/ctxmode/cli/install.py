@@ -48,7 +48,7 @@ def _machine_note(result: core.InstallResult, root: Path, home: Path) -> None:
         c
         for c in result.changes
         if c.action in ("create", "update") and _shown(c.path, root, home) != c.path
-        and not _shown(c.path, root, home).startswith("~/")
+        and not _shown(c.path, root, home).startswith(("~/", ".git/"))
     ]  # fmt: skip
     again = f"`ctxmode install {result.agent}`"
     portable = [_shown(c.path, root, home) for c in written if not c.machine_specific]
