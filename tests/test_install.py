@@ -301,6 +301,13 @@ def _assert_installed(agent: str, scope: str, project: Path, home: Path, python:
     server = _server(agent, mcp_path, "ctxmode")
     if agent == "opencode":
         assert server["command"] == [python, "-m", "ctxmode", "serve"]
+    elif agent == "claude-code" and scope == "project":
+        # .mcp.json, which teams commit, names nothing of this machine; this machine's own
+        # entry is the project's local scope in ~/.claude.json.
+        assert server == {"type": "stdio", "command": "ctxmode", "args": ["serve"]}
+        projects = _load(home / ".claude.json")["projects"]
+        local = projects[os.path.realpath(project)]["mcpServers"]["ctxmode"]
+        assert local["command"] == python and local["args"] == ["-m", "ctxmode", "serve"]
     else:
         assert server["command"] == python
         assert server["args"] == ["-m", "ctxmode", "serve"]
@@ -450,7 +457,10 @@ def test_reinstall_with_another_interpreter_updates_in_place(
     inst.install(agent, project_root=project, home=home)
     other = _other_python(tmp_path)
     result = inst.install(agent, project_root=project, home=home, python=other)
-    assert {c.action for c in result.changes} == {"update"}
+    actions = {Path(c.path).name: c.action for c in result.changes}
+    if agent == "claude-code":  # the committed file does not name an interpreter
+        assert actions.pop(".mcp.json") == "unchanged"
+    assert set(actions.values()) == {"update"}
     _assert_installed(agent, "project", project, home, other)  # one handler per event
     st = inst.status(agent, project_root=project, home=home)
     assert st.interpreter == other  # the symlink itself, not its target
@@ -752,7 +762,10 @@ def test_cli_install_agents_uninstall(project: Path, home: Path) -> None:
     assert result["agent"] == "claude-code" and result["scope"] == "project"
     assert {c["action"] for c in result["changes"]} == {"create"}
     server = json.loads((project / ".mcp.json").read_text())["mcpServers"]["ctxmode"]
-    assert os.path.isabs(server["command"]) and "/.pyenv/shims/" not in server["command"]
+    assert server["command"] == "ctxmode" and server["args"] == ["serve"]
+    projects = json.loads((home / ".claude.json").read_text())["projects"]
+    local = projects[os.path.realpath(project)]["mcpServers"]["ctxmode"]
+    assert os.path.isabs(local["command"]) and "/.pyenv/shims/" not in local["command"]
 
     proc = run_cli("install", "claude-code", cwd=project)
     assert proc.returncode == 0 and "unchanged" in proc.stdout
@@ -847,12 +860,48 @@ def test_install_output_names_the_machine_specific_files(tmp_path: Path, home: P
     repo = tmp_path / "repo"
     repo.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    (repo / ".gitignore").write_text(".claude/settings.local.json\n")
+    exclude = repo / ".git" / "info" / "exclude"
+    before = exclude.read_bytes()
     out = run_cli("install", "claude-code", cwd=repo).stdout
-    assert "machine-specific: .claude/settings.local.json, .mcp.json" in out
-    assert "not ignored by git: .mcp.json;" in out and "add them to .gitignore" in out
+    assert "commit: .mcp.json runs `ctxmode serve` from PATH" in out
+    assert "machine-specific: .claude/settings.local.json run" in out
+    assert "usually committed" not in out  # settings.local.json is meant for one machine
+    # The per-machine file is kept out of git in this clone only: git shows what to commit.
+    assert "not ignored by git" not in out
+    assert "info/exclude: set the line keeping .claude/settings.local.json out of git" in out
+    status = subprocess.run(
+        ["git", "status", "--short", "-uall"], cwd=repo, capture_output=True, text=True
+    ).stdout
+    assert status.split() == ["??", ".mcp.json"], status
     again = run_cli("install", "claude-code", cwd=repo).stdout
-    assert "machine-specific" not in again  # nothing written the second time
+    assert "machine-specific" not in again and "commit:" not in again  # nothing written
+    assert run_cli("uninstall", "claude-code", cwd=repo).returncode == 0
+    assert exclude.read_bytes() == before
+
+
+def test_a_file_git_already_ignores_gets_no_exclude_line(tmp_path: Path, home: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / ".gitignore").write_text(".claude/settings.local.json\n")
+    exclude = repo / ".git" / "info" / "exclude"
+    before = exclude.read_bytes()
+    out = run_cli("install", "claude-code", cwd=repo).stdout
+    assert "info/exclude" not in out and "not ignored by git" not in out
+    assert exclude.read_bytes() == before
+
+
+def test_install_output_warns_about_a_shared_file_holding_this_machine_s_python(
+    tmp_path: Path, home: Path
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    out = run_cli("install", "gemini-cli", cwd=repo).stdout
+    assert "machine-specific: .gemini/settings.json" in out
+    assert "usually committed: .gemini/settings.json;" in out and "--scope user" in out
+    assert "not ignored by git: .gemini/settings.json;" in out
+    assert "commit:" not in out
 
 
 def test_kimi_code_hooks_are_user_scope_tables_that_keep_the_file(

@@ -29,12 +29,15 @@ def _install(proj: Path, home: Path, env: dict[str, str], *args: str) -> dict[st
     return dict(json.loads(proc.stdout))
 
 
-def _session(exe: Path, proj: Path, home: Path) -> list[dict[str, Any]]:
-    """One ``claude -p`` prompt that reads a file; the agent's stream-json lines."""
+def _session(exe: Path, proj: Path, home: Path, path: str | None = None) -> list[dict[str, Any]]:
+    """One ``claude -p`` prompt that reads a file; the agent's stream-json lines (``path``:
+    the agent's PATH, default the harness's, which holds this venv's ``ctxmode``)."""
     read = {"name": "Read", "input": {"file_path": str(proj / "auth" / "config.py")}}
     script = [{"match": PROMPT, "turns": [{"tool_use": [read]}, {"text": "ACCESS_TTL is 86400."}]}]
     with MockAnthropic(script, proj.parent / "requests.jsonl") as mock:
         env = h.claude_env(home, mock.url)
+        if path is not None:
+            env["PATH"] = path
         proc = subprocess.run(
             [str(exe), "-p", PROMPT, "--output-format", "stream-json", "--verbose",
              "--include-hook-events", "--permission-mode", "bypassPermissions"],
@@ -49,6 +52,12 @@ def _session(exe: Path, proj: Path, home: Path) -> list[dict[str, Any]]:
         except ValueError:
             continue
     return lines
+
+
+def _servers(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The MCP servers of the session's init line: name, status, source (local, project ...)."""
+    (init,) = [e for e in lines if e.get("type") == "system" and e.get("subtype") == "init"]
+    return list(init.get("mcp_servers") or [])
 
 
 def _reads(proj: Path, home: Path) -> list[dict[str, Any]]:
@@ -97,7 +106,9 @@ def test_in_agent_hooks_forced_on_an_older_claude_code_are_reported(tmp_path: Pa
     assert _install(proj, home, env, "--hooks", "in-agent")["hook_kind"] == "in-agent"
     lines = _session(old, proj, home)
     assert not [e for e in lines if e.get("subtype") == "hook_response"]
-    assert h.events(proj, home) == []  # not even the SessionStart command hook ran
+    # Not even the SessionStart command hook ran: no hook made the store (the server does not).
+    db = proj / ".context" / "context.db"
+    assert not db.exists() or h.events(proj, home) == []
     agents = subprocess.run(
         [h.CTXMODE, "agents", "--json"], cwd=proj, capture_output=True, text=True,
         env={**h.git_env(home), **env}, timeout=120,
@@ -118,10 +129,11 @@ def test_calls_lost_while_the_server_is_down_reach_the_snapshot(tmp_path: Path) 
     exe = h.cli("claude")
     proj, home = h.make_project(tmp_path / "run")
     assert _install(proj, home, {}, "--hooks", "in-agent")["hook_kind"] == "in-agent"
-    mcp = proj / ".mcp.json"
-    config = json.loads(mcp.read_text())
-    config["mcpServers"]["ctxmode"]["command"] = "/bin/false"  # the server never starts
-    mcp.write_text(json.dumps(config))
+    local = home / ".claude.json"  # this machine's entry wins over .mcp.json's
+    config = json.loads(local.read_text())
+    (project,) = config["projects"].values()
+    project["mcpServers"]["ctxmode"]["command"] = "/bin/false"  # the server never starts
+    local.write_text(json.dumps(config))
     with MockAnthropic(e2e.script(proj), tmp_path / "requests.jsonl") as mock:
         env = h.claude_env(home, mock.url)
         claude = e2e.Claude(exe, proj, env, [])
@@ -142,3 +154,36 @@ def test_calls_lost_while_the_server_is_down_reach_the_snapshot(tmp_path: Path) 
     assert after and h.snapshot_copies(after[0]["body"]) == 1
     block = h.snapshot_block(after[0]["body"])
     assert "auth/config.py" in block and "test_rotation" in block, block
+
+
+def test_the_committed_mcp_json_connects_here_and_in_a_teammate_s_clone(tmp_path: Path) -> None:
+    """Issue 32: ``.mcp.json`` is the file teams commit. Here, with no ctxmode on PATH, Claude
+    Code runs the project's local-scope entry (this venv's interpreter, ``~/.claude.json``) and
+    the in-agent hooks record through it; a teammate's clone of the commit, with nothing of
+    this machine and ctxmode on its PATH, connects through the committed entry itself."""
+    exe = h.cli("claude")
+    proj, home = h.make_project(tmp_path / "run")
+    with_claude = f"{exe.parent}:{h.git_env(home)['PATH']}"
+    assert _install(proj, home, {"PATH": with_claude})["hook_kind"] == "in-agent"
+    committed = json.loads((proj / ".mcp.json").read_text())
+    assert committed == {
+        "mcpServers": {"ctxmode": {"type": "stdio", "command": "ctxmode", "args": ["serve"]}}
+    }
+    bare = "/usr/local/bin:/usr/bin:/bin"  # no ctxmode here: only the local entry can start it
+    lines = _session(exe, proj, home, path=bare)
+    assert {"name": "ctxmode", "status": "connected", "source": "local"} in _servers(lines)
+    assert [e for e in h.events(proj, home) if e["type"] == "read"], "nothing recorded"
+    responses = [e for e in lines if e.get("subtype") == "hook_response"]
+    assert responses and all(e.get("outcome") == "success" for e in responses), responses
+
+    env = h.git_env(home)
+    subprocess.run(["git", "add", "-f", ".mcp.json"], cwd=proj, env=env, check=True)
+    subprocess.run(["git", "commit", "-qm", "share ctxmode"], cwd=proj, env=env, check=True)
+    mate = tmp_path / "mate"
+    mate_home = mate / "home"
+    mate_home.mkdir(parents=True)
+    subprocess.run(
+        ["git", "clone", "-q", str(proj), str(mate / "proj")], env=env, check=True
+    )  # fmt: skip
+    lines = _session(exe, mate / "proj", mate_home)  # the harness's PATH: ctxmode on it
+    assert {"name": "ctxmode", "status": "connected", "source": "project"} in _servers(lines)

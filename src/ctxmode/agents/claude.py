@@ -262,8 +262,12 @@ def problems(root: Path, home: Path) -> list[str]:
             for path in files
         ]
     user = _doc(home / ".claude.json")
-    if _has_server(user) or not _has_server(_doc(root / ".mcp.json")):
-        return out  # a user-scope server always runs; a missing one is reported elsewhere
+    if (
+        _has_server(user)
+        or local_server(user, root) is not None
+        or not _has_server(_doc(root / ".mcp.json"))
+    ):
+        return out  # a user or local-scope server always runs; a missing one: reported elsewhere
     choices = list(settings.values())
     legacy = user.get("projects")
     if isinstance(legacy, dict) and isinstance(legacy.get(str(root)), dict):
@@ -277,3 +281,68 @@ def problems(root: Path, home: Path) -> list[str]:
     elif not approved(choices):
         out.append(f"Claude Code has not approved the project's server 'ctxmode': {fix}")
     return out
+
+
+# --- the project's server: a committable entry, and this machine's own ------------------------
+
+#: The project-scope (``.mcp.json``) entry: ``ctxmode serve`` from PATH names nothing of this
+#: machine, so the file can be committed; every clone runs whichever ctxmode its user has.
+PORTABLE_SERVER: dict[str, Any] = {"type": "stdio", "command": "ctxmode", "args": ["serve"]}
+
+
+def project_key(root: Path) -> str:
+    """How ``~/.claude.json`` names the project: its real path (Claude Code keys ``projects``
+    by the git root, measured on 2.1.332: a session started in a subfolder uses it too)."""
+    return os.path.realpath(root)
+
+
+def is_portable(entry: Any) -> bool:
+    """True for a server entry that runs ``ctxmode`` by name (no path of this machine)."""
+    command = entry.get("command") if isinstance(entry, dict) else None
+    return isinstance(command, str) and command == "ctxmode"
+
+
+def local_server(doc: dict[str, Any], root: Path) -> dict[str, Any] | None:
+    """The project's local-scope ``ctxmode`` entry in a ``~/.claude.json`` document."""
+    projects = doc.get("projects")
+    project = projects.get(project_key(root)) if isinstance(projects, dict) else None
+    servers = project.get("mcpServers") if isinstance(project, dict) else None
+    entry = servers.get(SERVER) if isinstance(servers, dict) else None
+    return entry if isinstance(entry, dict) else None
+
+
+def put_local_server(doc: dict[str, Any], root: Path, entry: dict[str, Any]) -> None:
+    """Set the project's local-scope ``ctxmode`` entry (what ``claude mcp add --scope local``
+    writes): Claude Code prefers it to ``.mcp.json``'s, needs no approval for it, and keeps it
+    out of the repository."""
+    from ctxmode.core.errors import InvalidInput
+
+    projects = doc.setdefault("projects", {})
+    if not isinstance(projects, dict):
+        raise InvalidInput('~/.claude.json: "projects" must be a JSON object; fix it and run again')
+    project = projects.setdefault(project_key(root), {})
+    servers = project.setdefault("mcpServers", {}) if isinstance(project, dict) else None
+    if not isinstance(servers, dict):
+        raise InvalidInput(
+            f"~/.claude.json: the mcpServers of {project_key(root)} must be a JSON object; "
+            "fix it and run again"
+        )
+    current = servers.get(SERVER)
+    servers[SERVER] = {**current, **entry} if isinstance(current, dict) else entry
+
+
+def drop_local_server(doc: dict[str, Any], root: Path) -> None:
+    """Remove the project's local-scope ``ctxmode`` entry, and what it alone made (an empty
+    ``mcpServers``, project or ``projects``)."""
+    projects = doc.get("projects")
+    key = project_key(root)
+    project = projects.get(key) if isinstance(projects, dict) else None
+    servers = project.get("mcpServers") if isinstance(project, dict) else None
+    if not isinstance(servers, dict) or SERVER not in servers:
+        return
+    del servers[SERVER]
+    assert isinstance(projects, dict) and isinstance(project, dict)
+    if not servers and set(project) == {"mcpServers"}:
+        del projects[key]
+        if not projects:
+            del doc["projects"]

@@ -3,7 +3,8 @@
 Files written, relative to the project root (scope ``project``) or the home folder (``user``):
 
     agent        hooks                                      MCP server
-    claude-code  .claude/settings.local.json                .mcp.json
+    claude-code  .claude/settings.local.json                .mcp.json (``ctxmode serve`` from PATH)
+                                                            + ~/.claude.json projects.<root>
                  (user: .claude/settings.json)              (user: .claude.json, top level)
     gemini-cli   .gemini/settings.json (hooks and mcpServers in one file)
     codex        .codex/hooks.json                          .codex/config.toml [mcp_servers.ctxmode]
@@ -22,7 +23,9 @@ Invariants:
   in-agent handlers, calls ``record_hook`` of the running server: ``agents.claude``) and the
   MCP server runs ``<python> -m ctxmode serve``, where <python> is the absolute path of the
   running interpreter (a venv's ``bin/python`` is kept as is, not resolved; a pyenv shim is
-  refused because it adds 100-200 ms to every hook).
+  refused because it adds 100-200 ms to every hook). Claude Code's project ``.mcp.json``, which
+  teams commit, runs ``ctxmode serve`` from PATH instead; ``<python>`` goes to the project's
+  local scope in ``~/.claude.json``, which Claude Code prefers.
 - ctxmode's hook entries are recognised by their ``-m ctxmode hook`` command and its server by
   the name ``ctxmode``, so reinstalling updates them in place and uninstalling removes only them.
 - Plan, then write: every file is read, parsed and its new text computed before the first write,
@@ -34,8 +37,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
-import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from importlib import resources
@@ -43,10 +44,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ctxmode.agents import claude, jsonc
+from ctxmode.agents.agent_status import AgentStatus, status
 from ctxmode.agents.files import (
     dump_json,
     load_json_object,
-    load_toml,
     read_text,
     toml_remove_table,
     toml_set_table,
@@ -55,6 +56,7 @@ from ctxmode.agents.files import (
 from ctxmode.agents.specs import (
     AGENTS,
     EVENTS,
+    LOCAL_FILES,
     NESTED,
     PLUGIN_MARKER,
     PLUGIN_PLACEHOLDER,
@@ -63,11 +65,9 @@ from ctxmode.agents.specs import (
     SERVERS_KEY,
     agent_layout,
     check_scope,
+    child_dict,
     drop_hooks,
     drop_server,
-    handler_python,
-    is_ours,
-    is_shim,
     normalize_agent,
     put_hooks,
     put_server,
@@ -79,6 +79,7 @@ from ctxmode.core.errors import CtxmodeError, InvalidInput
 
 __all__ = [
     "AGENTS",
+    "LOCAL_FILES",
     "SCOPES",
     "AgentStatus",
     "Change",
@@ -99,6 +100,8 @@ class Change:
     path: str
     action: Action
     summary: str
+    #: The file names this machine's interpreter (False: the same in every clone).
+    machine_specific: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -127,32 +130,6 @@ class InstallResult:
         }
 
 
-@dataclass(frozen=True)
-class AgentStatus:
-    """Whether ctxmode is wired into an agent, in either scope, and what is wrong with it.
-
-    ``config_paths`` are the files that hold ctxmode entries; ``interpreter`` is the Python those
-    entries run (hooks first, else the MCP server), None when nothing is installed.
-    """
-
-    agent: str
-    hooks_installed: bool
-    mcp_installed: bool
-    config_paths: tuple[str, ...]
-    interpreter: str | None
-    interpreter_exists: bool
-    problems: tuple[str, ...]
-    #: How the hooks run: "command", or "in-agent" (Claude Code's mcp_tool handlers); None
-    #: when no hooks are installed.
-    hook_kind: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["config_paths"] = list(self.config_paths)
-        data["problems"] = list(self.problems)
-        return data
-
-
 # --- planning and applying --------------------------------------------------------------------
 
 
@@ -164,6 +141,7 @@ class _Pending:
     what: str  # what ctxmode keeps in this file, e.g. "MCP server 'ctxmode'"
     uninstall: bool
     mode: int | None = None  # permission bits of a file created
+    machine: bool = True  # the file names this machine's interpreter
 
     @property
     def action(self) -> Action:
@@ -182,7 +160,7 @@ class _Pending:
             summary = f"removed {self.what}{tail}"
         else:
             summary = ("added " if action == "create" else "set ") + self.what
-        return Change(str(self.path), action, summary)
+        return Change(str(self.path), action, summary, self.machine and not self.uninstall)
 
 
 JsonEdit = Callable[[dict[str, Any]], object]
@@ -282,6 +260,7 @@ def _plan(
     uninstall: bool,
     trust: bool = False,
     in_agent: bool = False,
+    portable: bool = True,
 ) -> list[_Pending]:
     layout = agent_layout(agent, scope, root, home)
     plans: list[_Pending | None] = []
@@ -336,20 +315,86 @@ def _plan(
             plans.append(_plan_codex_trust(hooks_plan, root, home, scope))
         if folder_trust and trust:
             plans.append(_plan_folder_trust(agent, root, home))
+        if scope == "project":
+            plans.append(_plan_exclude(root, layout.hooks, uninstall))
         for other in layout.also:  # only cleaned: install never writes there
             drop = [_hooks_edit(agent, other, python, True)]
             plans.append(_plan_json(other, drop, "ctxmode hooks", uninstall=True))
     if layout.mcp != layout.hooks:
         if agent == "codex":
             plans.append(_plan_codex_server(layout.mcp, python, uninstall=uninstall))
+        elif agent == "claude-code" and scope == "project" and portable:
+            plans += _plan_claude_servers(layout.mcp, root, home, python, uninstall, in_agent)
         else:
             edit = _server_edit(agent, layout.mcp, python, uninstall)
-            what = "MCP server 'ctxmode'"
-            if agent == "claude-code" and scope == "project" and not uninstall and not in_agent:
-                what += "; Claude Code asks once to approve project servers"
-            plans.append(_plan_json(layout.mcp, [edit], what, uninstall=uninstall))
+            plans.append(
+                _plan_json(layout.mcp, [edit], "MCP server 'ctxmode'", uninstall=uninstall)
+            )
     # Files that hold nothing of ctxmode's are not worth reporting on uninstall.
     return [p for p in plans if p is not None and not (p.uninstall and p.action == "unchanged")]
+
+
+def _plan_exclude(root: Path, hooks: Path, uninstall: bool) -> _Pending | None:
+    """List a per-machine hooks file (``LOCAL_FILES``) in the clone's ``.git/info/exclude``
+    unless git already ignores it (``agents.gitexclude``)."""
+    from ctxmode.agents import gitexclude
+
+    rel = hooks.relative_to(root).as_posix()
+    path = gitexclude.exclude_file(root) if rel in LOCAL_FILES else None
+    if path is None:
+        return None
+    old = read_text(path)
+    new = gitexclude.plan(root, rel, old, uninstall=uninstall)
+    if new == old and not gitexclude.listed(old, rel):
+        return None  # git ignores the file some other way
+    what = f"the line keeping {rel} out of git in this clone (.gitignore untouched)"
+    pending = _Pending(path, old, new, what, uninstall)
+    pending.machine = False
+    return pending
+
+
+def _plan_claude_servers(
+    mcp: Path, root: Path, home: Path, python: str, uninstall: bool, in_agent: bool
+) -> list[_Pending | None]:
+    """Claude Code's project server in two parts: ``.mcp.json``, which teams commit, runs
+    ``ctxmode serve`` from PATH (``claude.PORTABLE_SERVER``); this machine's own entry, with
+    the absolute interpreter, goes to the project's local scope in ``~/.claude.json``, which
+    Claude Code prefers. Uninstall removes both (and an absolute entry of older installs)."""
+    local = home / ".claude.json"
+    if uninstall:
+        drop: list[JsonEdit] = [lambda doc: claude.drop_local_server(doc, root)]
+        return [
+            _plan_json(mcp, [_server_edit("claude-code", mcp, python, True)],
+                       "MCP server 'ctxmode'", uninstall=True),
+            _plan_json(local, drop, "this project's MCP server 'ctxmode'", uninstall=True),
+        ]  # fmt: skip
+
+    def portable(doc: dict[str, Any]) -> None:
+        servers = child_dict(doc, SERVERS_KEY["claude-code"], mcp)
+        current = servers.get(SERVER_NAME)  # keys the user added (env ...) stay
+        ours = dict(claude.PORTABLE_SERVER)
+        servers[SERVER_NAME] = {**current, **ours} if isinstance(current, dict) else ours
+
+    what = (
+        "MCP server 'ctxmode' as `ctxmode serve` from PATH (nothing of this machine: commit it "
+        "for your teammates)"
+    )
+    if not in_agent:
+        what += "; Claude Code asks once to approve project servers"
+    entry = server_entry("claude-code", python)
+    mine = (
+        f"this project's MCP server 'ctxmode' on this machine ({python} -m ctxmode serve; "
+        "Claude Code prefers it to .mcp.json's)"
+    )
+    local_plan = _plan_json(
+        local, [lambda doc: claude.put_local_server(doc, root, entry)], mine, uninstall=False
+    )
+    if local_plan is not None and local_plan.old is None:
+        local_plan.mode = 0o600  # as Claude Code creates it
+    shared = _plan_json(mcp, [portable], what, uninstall=False)
+    if shared is not None:
+        shared.machine = False
+    return [shared, local_plan]
 
 
 def _apply(plans: list[_Pending]) -> None:
@@ -389,6 +434,7 @@ def _run(
     uninstall: bool,
     trust: bool = False,
     hooks: str = "auto",
+    portable: bool = True,
 ) -> InstallResult:
     agent = normalize_agent(agent)
     scope = check_scope(scope)
@@ -417,7 +463,7 @@ def _run(
         )
     plans = _plan(
         agent, scope, root, home_path, python, uninstall=uninstall, trust=trust,
-        in_agent=kind == "in-agent",
+        in_agent=kind == "in-agent", portable=portable,
     )  # fmt: skip
     if not dry_run:
         _apply(plans)
@@ -434,6 +480,7 @@ def install(
     python: str | None = None,
     trust: bool = False,
     hooks: str = "auto",
+    portable: bool = True,
 ) -> InstallResult:
     """Register ctxmode's hooks and MCP server with ``agent``; idempotent.
 
@@ -444,13 +491,17 @@ def install(
     ``~/.gemini/trustedFolders.json`` (``agents.gemini_trust``).
     ``hooks`` (Claude Code): ``in-agent`` handlers, ``command`` ones, or ``auto``: in-agent when
     the installed Claude Code runs them (``agents.claude``).
+    ``portable`` (Claude Code, project scope): ``.mcp.json`` runs ``ctxmode serve`` from PATH,
+    committable, and this machine's interpreter goes to the project's local scope in
+    ``~/.claude.json``; False: the interpreter in ``.mcp.json`` itself (scratch copies that are
+    never committed, such as ``ctxmode eval``'s).
     Raises ``InvalidInput`` (nothing written) for an unknown agent or scope, a pyenv shim, or an
     existing config file that cannot be parsed or edited safely.
     """
     interpreter = resolve_interpreter(python)
     return _run(
         agent, scope, project_root, home, dry_run, interpreter, uninstall=False, trust=trust,
-        hooks=hooks,
+        hooks=hooks, portable=portable,
     )  # fmt: skip
 
 
@@ -467,225 +518,3 @@ def uninstall(
     A file left holding nothing (``{}``) is deleted. Same errors as ``install``.
     """
     return _run(agent, scope, project_root, home, dry_run, "", uninstall=True)
-
-
-# --- status -----------------------------------------------------------------------------------
-
-
-def _read_json_leniently(path: Path, problems: list[str]) -> dict[str, Any] | None:
-    try:
-        return load_json_object(path, read_text(path))
-    except CtxmodeError as exc:
-        problems.append(str(exc))
-        return None
-
-
-def _our_hooks(doc: dict[str, Any], nested: bool) -> tuple[set[str], list[str]]:
-    """Agent events that run our hook, and the interpreters those handlers use."""
-    events: set[str] = set()
-    pythons: list[str] = []
-    hooks = doc.get("hooks")
-    if not isinstance(hooks, dict):
-        return events, pythons
-    for event, entries in hooks.items():
-        if not isinstance(entries, list):
-            continue
-        handlers: list[Any] = []
-        for entry in entries:
-            if nested and isinstance(entry, dict) and isinstance(entry.get("hooks"), list):
-                handlers += entry["hooks"]
-            elif not nested:
-                handlers.append(entry)
-        for handler in handlers:
-            if is_ours(handler):
-                events.add(event)
-                python = handler_python(handler)
-                if python:
-                    pythons.append(python)
-    return events, pythons
-
-
-def _server_python(agent: str, path: Path, problems: list[str]) -> tuple[bool, str | None]:
-    """Whether ``path`` registers our server, and the interpreter it runs."""
-    if agent == "codex":
-        try:
-            doc = load_toml(path, read_text(path))
-        except CtxmodeError as exc:
-            problems.append(str(exc))
-            return False, None
-        servers = (doc or {}).get("mcp_servers")
-    else:
-        data = _read_json_leniently(path, problems)
-        servers = (data or {}).get(SERVERS_KEY[agent])
-    entry = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
-    if not isinstance(entry, dict):
-        return False, None
-    command = entry.get("command")
-    if isinstance(command, list):
-        command = command[0] if command else None
-    return True, command if isinstance(command, str) else None
-
-
-def _plugin_python(path: Path, problems: list[str]) -> tuple[bool, str | None]:
-    try:
-        text = read_text(path)
-    except CtxmodeError as exc:
-        problems.append(str(exc))
-        return False, None
-    if text is None or PLUGIN_MARKER not in text:
-        return False, None
-    match = re.search(r"^const PYTHON = (\".*\");$", text, re.MULTILINE)
-    if not match:
-        problems.append(f"{path}: cannot find the interpreter; run `ctxmode install opencode`")
-        return True, None
-    value = json.loads(match.group(1))
-    return True, value if isinstance(value, str) else None
-
-
-def _agent_notes(agent: str, root: Path, home: Path, problems: list[str]) -> None:
-    """Agent-specific settings that silently stop our hooks from running."""
-    if agent == "gemini-cli":
-        for path in (root / ".gemini" / "settings.json", home / ".gemini" / "settings.json"):
-            doc = _read_json_leniently(path, []) or {}
-            hooks_config, tools = doc.get("hooksConfig"), doc.get("tools")
-            if (isinstance(hooks_config, dict) and hooks_config.get("enabled") is False) or (
-                isinstance(tools, dict) and tools.get("enableHooks") is False
-            ):
-                problems.append(f"{path} turns Gemini CLI hooks off")
-        settings = root / ".gemini" / "settings.json"  # user-scope settings need no trust
-        if (
-            _our_hooks(_read_json_leniently(settings, []) or {}, True)[0]
-            or _server_python(agent, settings, [])[0]
-        ):
-            from ctxmode.agents import gemini_trust
-
-            problems += gemini_trust.problems(root, home)
-    if agent == "codex":
-        from ctxmode.agents import trust
-
-        config_path = config.codex_home(home) / "config.toml"
-        try:
-            codex_config = load_toml(config_path, read_text(config_path)) or {}
-        except CtxmodeError as exc:
-            problems.append(str(exc))
-            codex_config = {}
-        for scope, hooks_path in (("project", root / ".codex" / "hooks.json"),
-                                  ("user", home / ".codex" / "hooks.json")):  # fmt: skip
-            doc = _read_json_leniently(hooks_path, []) or {}
-            if _our_hooks(doc, True)[0]:
-                project = root if scope == "project" else None
-                problems += trust.problems(hooks_path, doc, codex_config, project)
-    if agent == "qwen-code":
-        from ctxmode.agents import qwen
-
-        problems += qwen.problems(root, home)
-    if agent == "copilot-cli":
-        from ctxmode.agents import copilot
-
-        files = agent_layout(agent, "project", root, home)
-        doc = _read_json_leniently(files.hooks, []) or {}
-        installed = bool(_our_hooks(doc, False)[0]) or _server_python(agent, files.mcp, [])[0]
-        problems += copilot.problems(root, home, installed)
-    if agent == "claude-code":
-        problems += claude.problems(root, home)
-    if agent == "vscode":
-        for path in (root / ".claude" / "settings.json", root / ".claude" / "settings.local.json"):
-            doc = _read_json_leniently(path, []) or {}
-            if _our_hooks(doc, True)[0]:
-                problems.append(
-                    f"VS Code also runs the Claude Code hooks in {path}, so it records events "
-                    "twice; turn off chat.hookFilesLocations for .claude or uninstall one of them"
-                )
-
-
-def _install_command(agent: str) -> str:
-    """The command that installs ``agent`` (Kimi Code: user scope only)."""
-    return f"ctxmode install {agent}" + (" --scope user" if agent == "kimi-code" else "")
-
-
-def status(agent: str, *, project_root: Path, home: Path | None = None) -> AgentStatus:
-    """How ctxmode is wired into ``agent`` across both scopes; never raises for bad config files
-    (they are reported in ``problems``)."""
-    agent = normalize_agent(agent)
-    root = Path(project_root).absolute()
-    home_path = Path(home).absolute() if home is not None else config.home_dir()
-    problems: list[str] = []
-    paths: list[str] = []
-    hook_pythons: list[str] = []
-    server_pythons: list[str] = []
-    hooks_ok = mcp_ok = in_agent = False
-    nested = agent in NESTED
-    expected = {event for event, _ in EVENTS.get(agent, ())}
-    seen: set[Path] = set()
-    for scope in SCOPES:
-        layout = agent_layout(agent, scope, root, home_path)
-        hook_files = [p for p in (layout.hooks, *layout.also) if p not in seen]
-        for path in hook_files:
-            seen.add(path)
-            if agent == "opencode":
-                found, python = _plugin_python(path, problems)
-                hooks_ok = hooks_ok or found
-                events: set[str] = {"plugin"} if found else set()
-                pythons = [python] if python else []
-            elif agent == "kimi-code":
-                from ctxmode.agents import kimi
-
-                try:
-                    events, pythons = kimi.installed(path)
-                except CtxmodeError as exc:
-                    problems.append(str(exc))
-                    events, pythons = set(), []
-                hooks_ok = hooks_ok or bool(events and expected <= events)
-            else:
-                doc = _read_json_leniently(path, problems) or {}
-                events, pythons = _our_hooks(doc, nested)
-                in_agent = in_agent or (agent == "claude-code" and claude.has_in_agent(doc))
-                if events and not expected <= events:
-                    missing = ", ".join(sorted(expected - events))
-                    problems.append(
-                        f"{path}: ctxmode hooks missing for {missing}; run "
-                        f"`ctxmode install {agent} --scope {scope}`"
-                    )
-                hooks_ok = hooks_ok or bool(events and expected <= events)
-            if events:
-                paths.append(str(path))
-                hook_pythons += pythons
-        if layout.mcp in seen and layout.mcp != layout.hooks:
-            continue
-        seen.add(layout.mcp)
-        found, python = _server_python(agent, layout.mcp, problems)
-        if found:
-            mcp_ok = True
-            if str(layout.mcp) not in paths:
-                paths.append(str(layout.mcp))
-            if python:
-                server_pythons.append(python)
-    if hooks_ok and not mcp_ok:
-        problems.append(f"the MCP server is not registered; run `{_install_command(agent)}`")
-    if mcp_ok and not hooks_ok and not any("hooks missing" in p for p in problems):
-        problems.append(f"hooks are not installed; run `{_install_command(agent)}`")
-    pythons = list(dict.fromkeys(hook_pythons + server_pythons))
-    if len(pythons) > 1:
-        problems.append(f"entries run different interpreters: {', '.join(pythons)}; reinstall")
-    for python in pythons:
-        if is_shim(python):
-            problems.append(f"{python} is a pyenv shim (slow); reinstall from the venv's python")
-        elif not (os.path.isfile(python) and os.access(python, os.X_OK)):
-            problems.append(f"interpreter {python} does not exist; reinstall ctxmode's hooks")
-    if hooks_ok or mcp_ok:
-        # Only an agent that has ctxmode's entries can be stopped (or doubled) by its settings.
-        _agent_notes(agent, root, home_path, problems)
-    interpreter = pythons[0] if pythons else None
-    exists = (
-        interpreter is not None and os.path.isfile(interpreter) and os.access(interpreter, os.X_OK)
-    )
-    return AgentStatus(
-        agent=agent,
-        hooks_installed=hooks_ok,
-        mcp_installed=mcp_ok,
-        config_paths=tuple(paths),
-        interpreter=interpreter,
-        interpreter_exists=exists,
-        problems=tuple(dict.fromkeys(problems)),
-        hook_kind=("in-agent" if in_agent else "command") if hooks_ok else None,
-    )

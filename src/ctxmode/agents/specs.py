@@ -146,6 +146,9 @@ SERVERS_KEY = {
     "copilot-cli": "mcpServers",
     "kimi-code": "mcpServers",
 }
+#: Project files meant for one machine (the agents keep them out of git); every other project
+#: file ctxmode writes is one that teams usually commit and share.
+LOCAL_FILES = frozenset({".claude/settings.local.json", ".github/copilot/settings.local.json"})
 PLUGIN_MARKER = "Written by `ctxmode install opencode`"
 PLUGIN_PLACEHOLDER = '"__CTXMODE_PYTHON__"'
 

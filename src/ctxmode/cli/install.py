@@ -42,22 +42,37 @@ def _render(result: core.InstallResult, root: Path, verb: str) -> None:
 
 
 def _machine_note(result: core.InstallResult, root: Path, home: Path) -> None:
-    """Say which written project files name this machine's Python, and whether git would
-    pick them up: a committed absolute path breaks every teammate's agent."""
+    """Say which written project files to commit and which name this machine's Python: a
+    committed absolute path breaks every teammate's agent."""
     written = [
-        c.path
+        c
         for c in result.changes
         if c.action in ("create", "update") and _shown(c.path, root, home) != c.path
-    ]
-    if not written:
+        and not _shown(c.path, root, home).startswith(("~/", ".git/"))
+    ]  # fmt: skip
+    again = f"`ctxmode install {result.agent}`"
+    portable = [_shown(c.path, root, home) for c in written if not c.machine_specific]
+    if portable:
+        click.echo(
+            f"  commit: {', '.join(portable)} runs `ctxmode serve` from PATH, the same in "
+            f"every clone (this machine's own entry is in ~/.claude.json); a teammate whose "
+            f"ctxmode is not on PATH runs {again} in their clone"
+        )
+    machine = [_shown(c.path, root, home) for c in written if c.machine_specific]
+    if not machine:
         return
-    shown = [_shown(p, root, home) for p in written]
     click.echo(
-        f"  machine-specific: {', '.join(shown)} run ctxmode by this machine's absolute "
-        f"Python path; keep them out of git, and have each teammate run "
-        f"`ctxmode install {result.agent}` in their clone"
+        f"  machine-specific: {', '.join(machine)} run ctxmode by this machine's absolute "
+        f"Python path; keep them out of git, and have each teammate run {again} in their clone"
     )
-    tracked = _not_ignored(root, shown)
+    shared = [p for p in machine if p not in core.LOCAL_FILES]
+    if shared:
+        click.echo(
+            f"  usually committed: {', '.join(shared)}; committed as written here, it makes "
+            "every teammate's agent fail to start ctxmode (their machines have no such "
+            f"Python): leave it out of git, or install with `--scope user` instead"
+        )
+    tracked = _not_ignored(root, machine)
     if tracked:
         click.echo(
             f"  not ignored by git: {', '.join(tracked)}; add them to .gitignore "

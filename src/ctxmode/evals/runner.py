@@ -145,7 +145,11 @@ def _prepare_with(
         info = {"source": "project"}
     with Store.open(db, root=copy):  # migrated to this ctxmode's schema, or created
         pass
-    installer.install(agent, scope="project", project_root=copy, home=config.home_dir())
+    # A scratch copy, never committed: the interpreter goes into .mcp.json itself rather than
+    # into the user's ~/.claude.json (portable=False).
+    installer.install(
+        agent, scope="project", project_root=copy, home=config.home_dir(), portable=False
+    )
     return info
 
 
