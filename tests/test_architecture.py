@@ -136,6 +136,8 @@ DOMAIN = {"knowledge", "sessions", "search", "history", "sandbox", "exchange"}
 
 
 def test_faces_reach_the_domain_through_the_store() -> None:
+    """No exception: a face needing a domain operation gets a ``Store`` method, a domain type
+    for an annotation comes from ``store.results`` and a constant from ``core``."""
     found = set()
     for path in _all_files():
         if _unit(path) not in {"cli", "mcp", "web"}:
