@@ -9,8 +9,6 @@ Command output and fetched text are fenced as data before they are returned.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from ctxmode import stats
 from ctxmode.core.errors import InvalidInput
 from ctxmode.mcp.tools.common import StoreRunner, ToolOutput, fence
@@ -18,6 +16,8 @@ from ctxmode.store import Store
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ctxmode.store.results import ExecResult, IndexReport
 
 
