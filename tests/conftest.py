@@ -75,6 +75,10 @@ HOT_PATH = (
     "ctxmode.sessions.transcript",
     "ctxmode.sessions.vocab",
     "ctxmode.store",
+    "ctxmode.store.exchange",
+    "ctxmode.store.knowledge",
+    "ctxmode.store.search",
+    "ctxmode.store.sessions",
 )
 
 

@@ -261,3 +261,38 @@ def test_pipes_and_sockets_are_skipped_not_read(project: Path, docs: Path) -> No
         found = run_cli("search", "refreshed", "--json", cwd=project)
         assert found.returncode == 0, found.stderr
         assert [h["title"] for h in json.loads(found.stdout)["hits"]] == ["docs/guide.md > Guide"]
+
+
+def test_store_indexes_several_paths_into_one_report_with_progress(
+    store: Store, docs: Path, project: Path
+) -> None:
+    """``Store.index_paths``: one source per path, one report, progress named by path; then
+    ``disk_bytes`` folds the log into the file and measures what stays on disk."""
+    (project / "notes.md").write_text("# Notes\nrotate the keys\n", encoding="utf-8")
+    seen: list[tuple[str, int, int]] = []
+    report = store.index_paths(
+        [str(docs), str(project / "notes.md")], progress=lambda p, d, t: seen.append((p, d, t))
+    )
+    assert [s.label for s in report.sources] == ["docs", "notes.md"]
+    assert report.files == 3 and report.chunks == sum(s.chunks for s in report.sources)
+    assert {p for p, _, _ in seen} == {str(docs), str(project / "notes.md")}
+    assert all(d <= t for _, d, t in seen)
+    size = store.disk_bytes()
+    wal = Path(store.db_file + "-wal")
+    assert size == os.path.getsize(store.db_file) + (wal.stat().st_size if wal.exists() else 0)
+    assert not wal.exists() or wal.stat().st_size == 0  # nobody else reads: folded in
+    with pytest.raises(InvalidInput, match="single path"):
+        store.index_paths([str(docs), str(project / "notes.md")], "both")
+
+
+def test_store_labels_indexed_text_by_its_content(store: Store) -> None:
+    first = store.index_text("# Runbook\nrestart the queue\n")
+    again = store.index_text("# Runbook\nrestart the queue\n")
+    other = store.index_text("# Runbook\nrestart the workers\n")
+    label = first.sources[0].label
+    assert label.startswith("content:") and again.sources[0].label == label
+    assert other.sources[0].label != label
+    labels = [s.label for s in store.sources("content")]
+    assert sorted(labels) == sorted([label, other.sources[0].label])  # the same text: once
+    assert store.index_text("named", "runbook").sources[0].label == "runbook"
+    assert store.remove_source("runbook") and not store.remove_source("runbook")

@@ -62,3 +62,18 @@ def test_import_and_gc_show_progress_only_on_a_terminal(project: Path, tmp_path:
     assert run_cli("--db", str(tmp_path / "third.db"), "init", cwd=project).returncode == 0
     piped = run_cli("--db", str(tmp_path / "third.db"), "import", str(export), cwd=project)
     assert piped.returncode == 0 and piped.stderr == ""
+
+
+def test_index_shows_a_bar_per_path_only_on_a_terminal(project: Path) -> None:
+    for name in ("guides", "specs"):
+        (project / name).mkdir()
+        for i in range(3):
+            (project / name / f"{i}.md").write_text(f"# {name} {i}\ntext\n", encoding="utf-8")
+
+    _, term = _stderr_on_a_terminal(["index", "guides", "specs"], project)
+    assert b"indexing guides" in term and b"indexing specs" in term
+
+    out, term = _stderr_on_a_terminal(["index", "--json", "guides", "specs"], project)
+    data = json.loads(out)
+    assert [s["label"] for s in data["sources"]] == ["guides", "specs"]
+    assert data["store_bytes"] > 0 and term == b""

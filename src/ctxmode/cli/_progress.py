@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
+from typing import Any
 
 Update = Callable[[int, int], None]
 
@@ -56,5 +57,24 @@ def bar(label: str, *, quiet: bool) -> Iterator[Update]:
 
         def update(done: int, total: int) -> None:
             progress.update(task, completed=done, total=total)
+
+        yield update
+
+
+@contextmanager
+def bars(verb: str, *, quiet: bool) -> Iterator[Callable[[str, int, int], None]]:
+    """One bar per item of a long call (``{verb} {item}``), driven by the yielded
+    ``update(item, done, total)``: a new item closes the previous item's bar."""
+    if not shown(quiet):
+        yield lambda item, done, total: None
+        return
+    with ExitStack() as stack:
+        current: list[Any] = [None, None]  # the item shown, its bar's update
+
+        def update(item: str, done: int, total: int) -> None:
+            if item != current[0]:
+                stack.close()
+                current[:] = [item, stack.enter_context(bar(f"{verb} {item}", quiet=quiet))]
+            current[1](done, total)
 
         yield update

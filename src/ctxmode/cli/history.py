@@ -5,8 +5,7 @@ from __future__ import annotations
 import click
 
 from ctxmode.cli._common import emit, format_time, handle_errors, json_option, parse_time, state
-from ctxmode.history import importer
-from ctxmode.history.sources import AGENTS
+from ctxmode.core.config import HISTORY_AGENTS
 
 
 @click.group("history")
@@ -17,7 +16,7 @@ def history_group() -> None:
 @history_group.command("import")
 @click.option(
     "--agent",
-    type=click.Choice(["all", *AGENTS]),
+    type=click.Choice(["all", *HISTORY_AGENTS]),
     default="all",
     show_default=True,
     help="Whose transcripts to read.",
@@ -36,11 +35,9 @@ def history_import(
     from ctxmode.cli._progress import bar
 
     since_ts = parse_time(since, "--since")
-    agents = importer.agents_of(agent)
     with state(ctx).store(sync=False) as store, bar("Importing", quiet=as_json) as update:
-        report = importer.run(
-            store,
-            agents=agents,
+        report = store.import_history(
+            agent,
             since_ms=since_ts * 1000 if since_ts is not None else None,
             dry_run=dry_run,
             progress=update,
@@ -65,10 +62,8 @@ def inbox_group(ctx: click.Context, show_all: bool, limit: int, as_json: bool) -
     knowledge until you accept it (``inbox accept ID``)."""
     if ctx.invoked_subcommand is not None:
         return
-    from ctxmode.history import inbox
-
     with state(ctx).store(sync=False) as store:
-        found = inbox.list_candidates(store, include_closed=show_all, limit=limit)
+        found = store.candidates(include_closed=show_all, limit=limit)
 
     def human() -> None:
         if not found:
@@ -99,10 +94,8 @@ def inbox_accept(
     ctx: click.Context, candidate_id: int, type_: str | None, files: tuple[str, ...], as_json: bool
 ) -> None:
     """Store candidate ID as a context."""
-    from ctxmode.history import inbox
-
     with state(ctx).store() as store:
-        result = inbox.accept(store, candidate_id, type_=type_, files=list(files) or None)
+        result = store.accept_candidate(candidate_id, type_=type_, files=list(files) or None)
     emit(
         as_json,
         result,
@@ -120,10 +113,8 @@ def inbox_accept(
 @handle_errors
 def inbox_reject(ctx: click.Context, candidate_id: int, as_json: bool) -> None:
     """Drop candidate ID (it is not proposed again)."""
-    from ctxmode.history import inbox
-
     with state(ctx).store(sync=False) as store:
-        inbox.reject(store, candidate_id)
+        store.reject_candidate(candidate_id)
     emit(as_json, {"id": candidate_id, "status": "rejected"},
          lambda: click.echo(f"Rejected candidate #{candidate_id}"))  # fmt: skip
 

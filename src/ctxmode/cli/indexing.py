@@ -4,32 +4,21 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sqlite3
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from ctxmode.cli._common import cli_path, emit, handle_errors, json_option, state
-from ctxmode.cli._progress import bar, working
+from ctxmode.cli._progress import bars, working
+from ctxmode.core.config import FETCH_TTL_S
 from ctxmode.core.errors import InvalidInput
-from ctxmode.exchange.importers import ImportSummary, import_docs, import_findings, import_tasks
-from ctxmode.sandbox import execute
-from ctxmode.search.fetch import DEFAULT_TTL_S, fetch_and_index
-from ctxmode.search.files import Skipped
-from ctxmode.search.indexing import IndexedSource, IndexReport, index_path
-from ctxmode.search.sources import list_sources, remove_source
+
+if TYPE_CHECKING:
+    from ctxmode.store.results import ImportSummary, IndexReport
 
 #: Niceness added to a ``ctxmode index`` process.
 INDEX_NICENESS = 10
-
-
-def _store_bytes(db_file: str) -> int:
-    """The store's size on disk: the file and its write-ahead log."""
-    total = 0
-    for suffix in ("", "-wal"):
-        with contextlib.suppress(OSError):
-            total += os.path.getsize(db_file + suffix)
-    return total
 
 
 def _render_index(report: IndexReport, store_bytes: int) -> None:
@@ -68,30 +57,18 @@ def index_cmd(
     # first (this process only; the MCP server's index tool runs in the server).
     with contextlib.suppress(OSError, AttributeError):
         os.nice(INDEX_NICENESS)
-    sources: list[IndexedSource] = []
-    skipped: list[Skipped] = []
-    seconds = 0.0
-    with state(ctx).store() as store:
-        for path in paths:
-            with bar(f"indexing {path}", quiet=as_json) as update:
-                report = index_path(
-                    store, cli_path(path), source, progress=lambda d, t, _p: update(d, t)
-                )
-            sources.extend(report.sources)
-            skipped.extend(report.skipped)
-            seconds += report.seconds
-        with contextlib.suppress(sqlite3.Error):  # a reader may hold the log: measure as is
-            store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        size = _store_bytes(store.db_file)
-    total = IndexReport(tuple(sources), tuple(skipped), seconds)
-    data = {**total.to_dict(), "store_bytes": size}
-    emit(as_json, data, lambda: _render_index(total, size))
+    resolved = [cli_path(p) for p in paths]
+    given = dict(zip(resolved, paths, strict=True))
+    with state(ctx).store() as store, bars("indexing", quiet=as_json) as update:
+        report = store.index_paths(resolved, source, lambda p, d, t: update(given[p], d, t))
+        size = store.disk_bytes()
+    emit(as_json, {**report.to_dict(), "store_bytes": size}, lambda: _render_index(report, size))
 
 
 @click.command("fetch")
 @click.argument("url")
 @click.option("--source", help="Label of the source (default: the URL).")
-@click.option("--ttl", type=int, default=DEFAULT_TTL_S, show_default=True, help="Cache seconds.")
+@click.option("--ttl", type=int, default=FETCH_TTL_S, show_default=True, help="Cache seconds.")
 @click.option("--force", is_flag=True, help="Fetch again even if the cached copy is fresh.")
 @json_option
 @click.pass_context
@@ -101,7 +78,7 @@ def fetch_cmd(
 ) -> None:
     """Fetch an http(s) URL, convert HTML to markdown and index it."""
     with state(ctx).store() as store, working(f"fetching {url}", quiet=as_json):
-        report = fetch_and_index(store, url, source, ttl, force=force)
+        report = store.fetch(url, source, ttl, force=force)
     emit(as_json, report.to_dict(), lambda: click.echo(report.summary))
 
 
@@ -114,11 +91,11 @@ def sources_cmd(ctx: click.Context, remove: str | None, as_json: bool) -> None:
     """List indexed sources (files, folders, URLs, sandbox output), or delete one."""
     with state(ctx).store() as store:
         if remove is not None:
-            if not remove_source(store, remove):
+            if not store.remove_source(remove):
                 raise InvalidInput(f"no source {remove!r}; list them with `ctxmode sources`")
             emit(as_json, {"removed": remove}, lambda: click.echo(f"removed {remove}"))
             return
-        rows = list_sources(store)
+        rows = store.sources()
     data = {"sources": [s.to_dict() for s in rows]}
 
     def human() -> None:
@@ -154,7 +131,7 @@ def exec_cmd(
     """
     text = sys.stdin.read() if code == "-" else code
     with state(ctx).store() as store:
-        result = execute(store, language, text, intent=intent, timeout=timeout)
+        result = store.execute(language, text, intent=intent, timeout=timeout)
 
     def human() -> None:
         click.echo(result.output)
@@ -188,7 +165,7 @@ def _render_import(summary: ImportSummary) -> None:
 def import_docs_cmd(ctx: click.Context, path: str, as_json: bool) -> None:
     """Import a docs folder: one reference context per section, linked to its file."""
     with state(ctx).store() as store:
-        summary = import_docs(store, cli_path(path))
+        summary = store.import_docs(cli_path(path))
     emit(as_json, summary.to_dict(), lambda: _render_import(summary))
 
 
@@ -200,7 +177,7 @@ def import_docs_cmd(ctx: click.Context, path: str, as_json: bool) -> None:
 def import_tasks_cmd(ctx: click.Context, path: str, as_json: bool) -> None:
     """Import a task list (markdown checklist or JSON); nesting makes parent tasks."""
     with state(ctx).store() as store:
-        summary = import_tasks(store, cli_path(path))
+        summary = store.import_tasks(cli_path(path))
     emit(as_json, summary.to_dict(), lambda: _render_import(summary))
 
 
@@ -212,7 +189,7 @@ def import_tasks_cmd(ctx: click.Context, path: str, as_json: bool) -> None:
 def import_findings_cmd(ctx: click.Context, path: str, as_json: bool) -> None:
     """Import review findings (JSON or markdown) as constraint contexts."""
     with state(ctx).store() as store:
-        summary = import_findings(store, cli_path(path))
+        summary = store.import_findings(cli_path(path))
     emit(as_json, summary.to_dict(), lambda: _render_import(summary))
 
 

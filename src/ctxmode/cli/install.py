@@ -10,6 +10,7 @@ import click
 from ctxmode.agents import install as core
 from ctxmode.cli._common import emit, handle_errors, json_option
 from ctxmode.core import config
+from ctxmode.store import Store
 
 _AGENT_HELP = ", ".join(core.AGENTS)
 
@@ -153,7 +154,7 @@ def install_agent(
     result = core.install(
         agent, scope=scope, project_root=root, dry_run=dry_run, trust=trust, hooks=hook_kind
     )
-    past = _past_sessions(root)
+    past = Store.count_past_sessions(str(root))  # {} when they cannot be counted
 
     def human() -> None:
         _render(result, root, "install")
@@ -166,17 +167,6 @@ def install_agent(
             )
 
     emit(as_json, {**result.to_dict(), "past_sessions": past}, human)
-
-
-def _past_sessions(root: Path) -> dict[str, int]:
-    """Past sessions of the project per agent; empty when they cannot be counted (the offer
-    is a courtesy: it never fails an install)."""
-    from ctxmode.history.importer import count_past_sessions
-
-    try:
-        return count_past_sessions(str(root))
-    except Exception:  # noqa: BLE001 - see the docstring
-        return {}
 
 
 @click.command(name="uninstall")

@@ -46,6 +46,12 @@ MAX_CONTENT_CHARS = 100_000
 #: The most hits one search returns; the least characters a search may budget.
 SEARCH_MAX_LIMIT = 100
 SEARCH_MIN_BUDGET = 200
+#: How long a fetched page is reused before it is fetched again (seconds; ``search.fetch``).
+FETCH_TTL_S = 24 * 3600
+#: The agents whose past sessions ``history import`` reads, in the order it reads them.
+HISTORY_AGENTS: tuple[str, ...] = (
+    "claude-code", "codex", "gemini-cli", "opencode", "qwen-code", "copilot-cli",
+)  # fmt: skip
 
 #: SQLite's INTEGER range: a number outside it cannot be stored, nor even bound to a query
 #: (``OverflowError``), so ids, times and limits are checked or clamped against it.

@@ -126,12 +126,17 @@ class Candidate:
     context_id: int | None
     created_at: int
 
+    @property
+    def context_type(self) -> str:
+        """The type of the context that accepting the candidate stores by default."""
+        return KIND_TYPES.get(self.kind, "decision")
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "kind": self.kind,
             "subject": self.subject,
-            "type": KIND_TYPES.get(self.kind, "decision"),
+            "type": self.context_type,
             "text": self.text,
             "score": round(self.score, 2),
             "status": self.status,
@@ -449,7 +454,7 @@ def accept(
     candidate = get(store, candidate_id)
     if candidate.status != "open":
         raise InvalidInput(f"candidate #{candidate_id} is already {candidate.status}")
-    kind = type_ or KIND_TYPES.get(candidate.kind, "decision")
+    kind = type_ or candidate.context_type
     linked = files if files is not None else touched_files(store, candidate)
     first = candidate.evidence[0] if candidate.evidence else {}
     meta = {

@@ -20,9 +20,7 @@ from pathlib import Path
 from ctxmode.core import config
 
 #: The agents whose past sessions can be imported, in the order they are read.
-AGENTS: tuple[str, ...] = (
-    "claude-code", "codex", "gemini-cli", "opencode", "qwen-code", "copilot-cli",
-)  # fmt: skip
+AGENTS = config.HISTORY_AGENTS
 #: Most of a transcript's start read to find the working directory it records (bytes).
 PEEK_BYTES = 256 * 1024
 

@@ -1,4 +1,4 @@
-"""Read-only lookups for people browsing a store (the web viewer), beyond ``Store``'s API.
+"""Read-only lookups for people browsing a store (the web viewer, through ``Store``).
 
 Nothing here writes. Each function answers one question a page asks (which owners exist,
 which files a task touches, how many contexts each task has), so interfaces never hold SQL.

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
+from ctxmode.core import config
 from ctxmode.core.errors import InvalidInput
 from ctxmode.core.redact import drop_cut_tail, redact
 from ctxmode.search.indexing import index_content
@@ -38,7 +39,7 @@ from ctxmode.search.sources import get_source, source_chunks
 if TYPE_CHECKING:
     from ctxmode.core.db import Database
 
-DEFAULT_TTL_S = 24 * 3600
+DEFAULT_TTL_S = config.FETCH_TTL_S
 DEFAULT_TIMEOUT_S = 15.0
 #: Largest response body read (bytes); the rest is left unread and the report says so.
 MAX_FETCH_BYTES = 5_000_000

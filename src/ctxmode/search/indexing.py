@@ -676,7 +676,7 @@ _LAST_REFRESH: weakref.WeakKeyDictionary[Database, float] = weakref.WeakKeyDicti
 
 def refresh_due(store: Database, every_s: float = REFRESH_EVERY_S) -> IndexReport | None:
     """``refresh_sources`` unless it ran on this ``store`` less than ``every_s`` seconds ago
-    (then ``None``). Every face calls it before a search (CLI, MCP, web), so edited files are
+    (then ``None``). ``Store.search`` calls it first (every face searches so), so edited files are
     searched as they are; a server that keeps one store open pays for it once per interval."""
     now = time.monotonic()
     last = _LAST_REFRESH.get(store)

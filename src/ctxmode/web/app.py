@@ -38,7 +38,6 @@ from ctxmode import stats
 from ctxmode.core import config
 from ctxmode.core.errors import CtxmodeError, InvalidInput, NotFound
 from ctxmode.core.models import CONTEXT_TYPES, RELATIONS, SCOPES, TASK_STATUSES, Context
-from ctxmode.knowledge import browse
 from ctxmode.store import EVENT_CATEGORIES, Store
 from ctxmode.web import forms, i18n
 from ctxmode.web.charts import bar_chart
@@ -212,7 +211,7 @@ class Viewer:
                 "has_next": len(items) > PAGE_SIZE,
                 "page": page,
                 "filters": filters,
-                "owners": browse.owners(store),
+                "owners": store.owners(),
                 "tasks": store.list_tasks(),
                 "types": CONTEXT_TYPES,
                 "scopes": SCOPES,
@@ -394,8 +393,8 @@ class Viewer:
                     t.id: store.list_contexts(task_id=t.id, include_superseded=False, limit=20)
                     for t in tasks
                 },
-                "files": {t.id: browse.task_files(store, t.id) for t in tasks},
-                "counts": browse.task_context_counts(store),
+                "files": {t.id: store.task_files(t.id) for t in tasks},
+                "counts": store.task_context_counts(),
                 "statuses": TASK_STATUSES,
             }
 
@@ -448,13 +447,8 @@ class Viewer:
     async def inbox(self, request: Request) -> Response:
         def work(store: Store) -> dict[str, Any]:
             from ctxmode.core.models import CONTEXT_TYPES
-            from ctxmode.history import inbox
 
-            return {
-                "candidates": inbox.list_candidates(store, limit=200),
-                "types": CONTEXT_TYPES,
-                "kind_types": inbox.KIND_TYPES,
-            }
+            return {"candidates": store.candidates(limit=200), "types": CONTEXT_TYPES}
 
         return self.render(request, "inbox.html", await self.run(work))
 
@@ -465,9 +459,7 @@ class Viewer:
         files = forms.paths(forms.text(form, "files")) or None
 
         def work(store: Store) -> dict[str, Any]:
-            from ctxmode.history import inbox
-
-            return inbox.accept(store, candidate_id, type_=type_, files=files)
+            return store.accept_candidate(candidate_id, type_=type_, files=files)
 
         done = await self.run(work)
         return RedirectResponse(f"/contexts/{done['context_id']}?done=accepted", status_code=303)
@@ -477,9 +469,7 @@ class Viewer:
         await self.form(request)
 
         def work(store: Store) -> None:
-            from ctxmode.history import inbox
-
-            inbox.reject(store, candidate_id)
+            store.reject_candidate(candidate_id)
 
         await self.run(work)
         return RedirectResponse("/inbox?done=rejected", status_code=303)

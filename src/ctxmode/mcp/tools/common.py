@@ -152,8 +152,6 @@ class StoreRunner:
         threading.Thread(target=self._warm_all, name="ctxmode-warm", daemon=True).start()
 
     def _warm_all(self) -> None:
-        from ctxmode.search.engine import warm
-
         source: str | None = None
         try:
             while True:
@@ -171,7 +169,7 @@ class StoreRunner:
                         if self._store is None:
                             below = None
                             break
-                        below = warm(self._store, source, below=below)
+                        below = self._store.warm_search(source, below=below)
                     if below is None:
                         break
                 with self._warm_lock:

@@ -9,20 +9,23 @@ Command output and fetched text are fenced as data before they are returned.
 
 from __future__ import annotations
 
-import hashlib
-from typing import Any
-
-from ctxmode import sandbox, stats
+from ctxmode import stats
 from ctxmode.core.errors import InvalidInput
 from ctxmode.mcp.tools.common import StoreRunner, ToolOutput, fence
-from ctxmode.search import fetch, indexing, sources
+from ctxmode.store import Store
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ctxmode.store.results import ExecResult, IndexReport
 
 
-def _stats(store: Any) -> tuple[stats.Stats, int]:
-    return stats.collect(store, days=1), len(sources.list_sources(store))
+def _stats(store: Store) -> tuple[stats.Stats, int]:
+    return stats.collect(store, days=1), len(store.sources())
 
 
-def _exec_output(res: sandbox.ExecResult) -> ToolOutput:
+def _exec_output(res: ExecResult) -> ToolOutput:
     text = fence(res.output, "command_output")
     status = "timed out" if res.timed_out else f"exit code {res.exit_code}"
     data = {
@@ -39,20 +42,17 @@ def _exec_output(res: sandbox.ExecResult) -> ToolOutput:
     return ToolOutput(f"{res.language}: {status}.\n{text}", data)
 
 
-def _project_root(store: Any) -> Any:
+def _project_root(store: Store) -> Path:
     return store.root
 
 
-def _index(
-    store: Any, content: str | None, path: str | None, source: str | None
-) -> indexing.IndexReport:
+def _index(store: Store, content: str | None, path: str | None, source: str | None) -> IndexReport:
     if (content is None) == (path is None):
         raise InvalidInput("give exactly one of content or path")
     if path is not None:
-        return indexing.index_path(store, path, source)
+        return store.index_path(path, source)
     assert content is not None
-    label = source or "content:" + hashlib.sha256(content.encode()).hexdigest()[:10]
-    return indexing.index_content(store, content, label)
+    return store.index_text(content, source)
 
 
 def index(
@@ -74,7 +74,7 @@ def index(
 
 
 def fetch_and_index(call: StoreRunner, *, url: str, source: str | None) -> ToolOutput:
-    rep = call(fetch.fetch_and_index, url, source)
+    rep = call(Store.fetch, url, source)
     text = fence(rep.summary, "fetched_page")
     data = {
         "source": rep.source,
@@ -99,8 +99,8 @@ def execute(
 ) -> ToolOutput:
     # The process runs outside the store lock: a long command must not stall other tools.
     root = call(_project_root)
-    run = sandbox.run_code(root, language, code, timeout)
-    return _exec_output(call(sandbox.finish_run, run, intent))
+    run = Store.run_code(root, language, code, timeout)
+    return _exec_output(call(Store.finish_run, run, intent))
 
 
 def execute_file(
@@ -112,14 +112,14 @@ def execute_file(
     intent: str | None,
     timeout: float | None,
 ) -> ToolOutput:
-    res = call(sandbox.execute_file, path, language, code, intent=intent, timeout=timeout)
+    res = call(Store.execute_file, path, language, code, intent=intent, timeout=timeout)
     return _exec_output(res)
 
 
 def batch_execute(
     call: StoreRunner, *, commands: list[str], queries: list[str], timeout: float | None
 ) -> ToolOutput:
-    res = call(sandbox.batch_execute, commands, queries, timeout=timeout)
+    res = call(Store.batch_execute, commands, queries, timeout=timeout)
     text = fence(res.output, "command_output")
     data = {
         "source": res.source,

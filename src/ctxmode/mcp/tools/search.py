@@ -18,7 +18,7 @@ from ctxmode.store import Store
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ctxmode.search.engine import Item, SearchResult
+    from ctxmode.store.results import Item, SearchResult
 
 #: Characters of a query echoed back; a pasted 10 KB query must not blow the output budget.
 QUERY_ECHO_CHARS = 200

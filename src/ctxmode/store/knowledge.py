@@ -1,45 +1,26 @@
-"""``Store``: the public face of one project's store, above the domain.
-
-``Store`` is a ``ctxmode.core.db.Database`` (the connection, transactions, migrations) whose
-methods call the domain packages (``knowledge``, ``search``), so that callers hold one object.
-The domain takes a ``Database`` and never imports this module; the imports here are lazy so
-that the hook path, which opens a ``Store`` on every tool call, pays only for what it calls.
-"""
+"""Knowledge use cases of ``Store``: contexts, tasks, links, retrieval, lifecycle, browsing."""
 
 from __future__ import annotations
 
 from ctxmode.core.db import Database
-from ctxmode.sessions.vocab import CATEGORIES as EVENT_CATEGORIES
-from ctxmode.sessions.vocab import SNAPSHOT_MIN_BUDGET
-
-#: Days after its session ended that an event is kept (``ctxmode gc``; ``sessions.retention``).
-EVENT_RETENTION_DAYS = 90
 
 TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Sequence
-    from typing import Any, TextIO
+    from collections.abc import Callable, Sequence
+    from typing import Any
 
     from ctxmode.core.models import (
         CleanupReport,
         Context,
         ContextDetail,
-        Event,
         QueryResult,
-        Session,
-        SessionSnapshot,
         Task,
         WriteResult,
     )
-    from ctxmode.exchange.team_items import ItemState, ShareResult, SyncReport, TeamStatus
-    from ctxmode.exchange.transfer import ImportReport
-    from ctxmode.search.engine import Item, SearchResult
-
-__all__ = ["EVENT_CATEGORIES", "EVENT_RETENTION_DAYS", "SNAPSHOT_MIN_BUDGET", "Store"]
 
 
-class Store(Database):
-    """One project's knowledge store. Use ``Store.open(path)`` as a context manager."""
+class KnowledgeCases(Database):
+    """Contexts and tasks: write, read, link, retrieve, clean up."""
 
     # -- knowledge ---------------------------------------------------------------------------
 
@@ -298,209 +279,22 @@ class Store(Database):
 
         return knowledge.end_session(self, session_id, now=now)
 
-    # -- sessions (what the hooks captured) ---------------------------------------------------
+    # -- listings for browsing (the viewer) ----------------------------------------------------
 
-    def session_snapshot(
-        self,
-        session_id: str | None = None,
-        *,
-        prefer: str = "built",
-        budget: int | None = None,
-    ) -> SessionSnapshot:
-        """A session's resume snapshot (default: the most recent session), by one policy.
+    def owners(self) -> list[str]:
+        """Every owner that wrote a context, alphabetically."""
+        from ctxmode.knowledge import browse
 
-        ``prefer="built"``: what would be injected now, built from the events; the last stored
-        one when the events are gone. ``prefer="stored"``: what was injected last (the stored
-        one), else built. ``budget`` (bytes) applies to a built snapshot.
-        """
-        from ctxmode.core.errors import InvalidInput
-        from ctxmode.core.models import SessionSnapshot
-        from ctxmode.sessions import snapshot
+        return browse.owners(self)
 
-        if prefer not in ("built", "stored"):
-            raise InvalidInput(f"prefer must be 'built' or 'stored', not {prefer!r}")
-        stored = None
-        if prefer == "stored":
-            stored = snapshot.latest_stored(self, session_id)
-        if stored is None:
-            built = snapshot.build_snapshot(self, session_id, budget)
-            if built.event_count or prefer == "stored":
-                return SessionSnapshot(built.xml, built.bytes, built.session_id, built.event_count)
-            stored = snapshot.latest_stored(self, session_id)
-            if stored is None:
-                return SessionSnapshot(built.xml, built.bytes, built.session_id, 0)
-        return SessionSnapshot(
-            stored.snapshot,
-            stored.bytes,
-            stored.session_id,
-            0,
-            stored=True,
-            consumed=stored.consumed,
-            created_at=stored.created_at,
-        )
+    def task_files(self, task_id: int) -> list[tuple[str, int]]:
+        """Files linked to a task's contexts, with how many of its contexts link each one."""
+        from ctxmode.knowledge import browse
 
-    def events(
-        self,
-        session_id: str | None = None,
-        category: str | Sequence[str] | None = None,
-        limit: int = 50,
-    ) -> list[Event]:
-        """Captured events, newest first; ``session_id`` None = every session; ``category``
-        one category or several (an unknown one is an ``InvalidInput`` naming the known)."""
-        from ctxmode.sessions import records
+        return browse.task_files(self, task_id)
 
-        if category is None or isinstance(category, str):
-            return records.list_events(self, session_id, category, limit)
-        found: list[Event] = []
-        for cat in dict.fromkeys(category):
-            found.extend(records.list_events(self, session_id, cat, limit))
-        return sorted(found, key=lambda e: e.id, reverse=True)[:limit]
+    def task_context_counts(self) -> dict[int, int]:
+        """Task id -> its live (not superseded) contexts, for tasks that have any."""
+        from ctxmode.knowledge import browse
 
-    def prune_events(
-        self, *, days: int = EVENT_RETENTION_DAYS, now: int | None = None, dry_run: bool = False
-    ) -> tuple[int, int]:
-        """Drop the events of sessions over for ``days`` days (snapshots, sessions and
-        knowledge stay), in short transactions; (sessions, events) affected, or that would be
-        with ``dry_run``."""
-        from ctxmode.sessions import retention
-
-        return retention.prune_events(self, days=days, now=now, dry_run=dry_run)
-
-    @staticmethod
-    def describe_event(event: Event, limit: int = 200) -> str:
-        """One readable line for an event: what was edited, run, failed or decided."""
-        from ctxmode.sessions.describe import describe
-
-        return describe(event.category, event.type, event.data, limit=limit)
-
-    def sessions(self, limit: int = 50) -> list[Session]:
-        """Agent sessions, most recently active first."""
-        from ctxmode.sessions import records
-
-        return records.list_sessions(self, limit)
-
-    def latest_session_id(self) -> str | None:
-        """The most recently active session, if any."""
-        from ctxmode.sessions import records
-
-        return records.latest_session_id(self)
-
-    def imported_sessions(self) -> dict[str, str]:
-        """Session id -> agent of every session read from an agent's transcript
-        (``ctxmode history import``), beside the live ones the hooks recorded."""
-        from ctxmode.history import importer
-
-        return importer.imported_sessions(self)
-
-    def session_refs(self, event_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
-        """For search hits on session events: event id -> its session, agent, the session's
-        start and whether it was imported or recorded live."""
-        from ctxmode.history import importer
-
-        return importer.session_refs(self, event_ids)
-
-    # -- export and import ---------------------------------------------------------------------
-
-    def export_lines(self) -> Iterator[str]:
-        """The store as JSON Lines (stable ids), for ``import_lines`` elsewhere."""
-        from ctxmode.exchange import transfer
-
-        return transfer.export_lines(self)
-
-    @staticmethod
-    def read_export(stream: TextIO) -> list[str]:
-        """The lines of an export file or stream, within the import's size limits
-        (``InvalidInput`` past them: nothing is read further, nothing imported)."""
-        from ctxmode.exchange import transfer
-
-        return transfer.read_export(stream)
-
-    def import_lines(self, lines: Iterable[str]) -> ImportReport:
-        """Read an export back without loss, skipping what is already here (content hash)."""
-        from ctxmode.exchange import transfer
-
-        return transfer.import_lines(self, lines)
-
-    # -- search ------------------------------------------------------------------------------
-
-    def search(self, query: str, *, refresh: bool = True, **filters: Any) -> SearchResult:
-        """Full-text search over contexts, events and indexed documents (``search.engine``).
-
-        ``refresh``: first re-read indexed files edited or deleted since the last refresh (at
-        most once per ``search.indexing.REFRESH_EVERY_S`` on this store; one ``stat`` per file
-        when nothing changed), so files are searched as they are now. Every face searches
-        this way."""
-        from ctxmode.search import engine as search
-
-        if refresh:
-            from ctxmode.search.indexing import refresh_due
-
-            refresh_due(self)
-        return search.search(self, query, **filters)
-
-    def get_items(self, ids: Sequence[str], budget_chars: int = 20000) -> list[Item]:
-        """Full text of search hits by id (``ctx:12``, ``evt:34``, ``doc:56``) within a budget."""
-        from ctxmode.search import engine as search
-
-        return search.get_items(self, ids, budget_chars=budget_chars)
-
-    # -- team knowledge (``.context/shared``) ------------------------------------------------
-
-    def sync_shared(
-        self,
-        *,
-        force: bool = False,
-        prefer: dict[str, str] | None = None,
-        accept: Sequence[str] = (),
-    ) -> SyncReport | None:
-        """Import teammates' changes to ``.context/shared`` and write local edits of shared
-        items; None, at the cost of one ``stat`` and one row read, when neither side moved.
-
-        ``prefer`` maps stable ids in conflict to the side to keep (``ours``/``theirs``);
-        ``accept`` names items held for review whose supersession to apply.
-        """
-        from ctxmode.exchange import team_state
-
-        if not force and not prefer and not accept and team_state.unchanged(self):
-            return None
-        from ctxmode.exchange import team
-
-        return team.sync(self, prefer, accept=accept)
-
-    def refresh_shared(self) -> SyncReport | None:
-        """``sync_shared`` for automatic callers (commands, MCP calls, session start): a
-        problem is reported on stderr and left to ``ctxmode team``, never raised."""
-        import sqlite3
-        import sys
-
-        from ctxmode.core.errors import CtxmodeError
-
-        try:
-            return self.sync_shared()
-        except (CtxmodeError, OSError, sqlite3.Error) as exc:
-            print(f"ctxmode: team knowledge not synced ({exc})", file=sys.stderr)
-            return None
-
-    def share(self, context_ids: Sequence[int], *, with_task: bool = True) -> ShareResult:
-        """Write a shared file for each context (tier 1-2, not session-scoped, no credential)."""
-        from ctxmode.exchange import team
-
-        return team.share(self, context_ids, with_task=with_task)
-
-    def unshare(self, context_id: int) -> ItemState:
-        """Delete a context's shared file; the local context stays."""
-        from ctxmode.exchange import team
-
-        return team.unshare(self, context_id)
-
-    def shared_file(self, context_id: int) -> str | None:
-        """The project-relative path of a context's shared file, or None when not shared."""
-        from ctxmode.exchange import team_state
-
-        return team_state.shared_file(self, context_id)
-
-    def team_status(self) -> TeamStatus:
-        """Every shared item with its state (in sync, changed locally or in the repo ...)."""
-        from ctxmode.exchange import team
-
-        return team.status(self)
+        return browse.task_context_counts(self)
