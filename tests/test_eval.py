@@ -250,6 +250,7 @@ def _history(tmp_path: Path) -> Path:
     (other / ".git").mkdir(parents=True)
     env = dict(os.environ, CTXMODE_DB=str(other / ".context" / "context.db"))
     assert CTXMODE
+    subprocess.run([CTXMODE, "init"], cwd=other, env=env, check=True, capture_output=True)
     subprocess.run([CTXMODE, "add", "decision", DECISION], cwd=other, env=env, check=True,
                    capture_output=True)  # fmt: skip
     export = subprocess.run([CTXMODE, "export"], cwd=other, env=env, check=True,

@@ -85,6 +85,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         subprocess.run(
             [h.PYTHON, str(h.HERE / "history_fixtures.py"), "inbox", str(root)], check=True
         )
+    assert h.ctxmode(proj, home, "init").returncode == 0  # only init creates a store
     return {"proj": proj, "home": home, "sid": agent.session_id}
 
 
