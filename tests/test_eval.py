@@ -420,6 +420,7 @@ def test_eval_project_store_uncommitted_changes_human_report(
     proj = _project(tmp_path)
     (proj / "app.py").write_text("TTL = 86400  # seconds, edited\n")
     assert CTXMODE
+    subprocess.run([CTXMODE, "init"], cwd=proj, check=True, capture_output=True)
     subprocess.run([CTXMODE, "add", "decision", DECISION], cwd=proj, check=True,
                    capture_output=True)  # fmt: skip
     db = proj / ".context" / "context.db"

@@ -241,19 +241,27 @@ def _copy_store(src: Path, dest: Path) -> None:
 def _event_rows(db: Path) -> list[tuple[Any, ...]]:
     """Every event as (session, category, type, data), in order; but ``latency``: how long a
     call took on this machine, measured by the live hooks (a loaded machine's slow pytest
-    run), which no transcript records alike."""
+    run), which no transcript records alike. A stored context's ``id`` is the store's own
+    (from the result's structured content, or looked up in the store that holds it), so an
+    import into another store cannot know it: compared without it."""
     import sqlite3
 
     conn = sqlite3.connect(db)
     try:
-        return list(
-            conn.execute(
-                "SELECT session_id, category, type, data FROM events "
-                "WHERE category != 'latency' ORDER BY session_id, id"
-            ).fetchall()
-        )
+        rows = conn.execute(
+            "SELECT session_id, category, type, data FROM events "
+            "WHERE category != 'latency' ORDER BY session_id, id"
+        ).fetchall()
     finally:
         conn.close()
+    out = []
+    for session, category, type_, data in rows:
+        if category == "knowledge":
+            parsed = json.loads(data)
+            parsed.pop("id", None)
+            data = json.dumps(parsed, sort_keys=True)
+        out.append((session, category, type_, data))
+    return out
 
 
 def says_what_failed(data: dict[str, Any]) -> bool:
