@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxmode.history.readers import CHUNK_BYTES, Chunk, Unreadable, _past_long_line, _read_bytes
+from ctxmode.history.readers import text_of as text_of
 
 
 @dataclass
@@ -66,20 +67,6 @@ def read_lines(path: Path, offset: int, keep: Callable[[bytes], bool] | None = N
     if good == 0 and offset == 0:
         raise Unreadable("no line is JSON")
     return Lines(out, offset, offset + end, len(data) < CHUNK_BYTES)
-
-
-def text_of(value: Any) -> str:
-    """A string, or the ``text`` of a list of parts (``[{"text": ...}]``), stripped."""
-    if isinstance(value, str):
-        return value.strip()
-    if not isinstance(value, list):
-        return ""
-    return "\n".join(
-        p["text"].strip()
-        for p in value
-        if isinstance(p, dict) and isinstance(p.get("text"), str) and p["text"].strip()
-        and not p.get("thought")
-    )  # fmt: skip
 
 
 def s(value: Any) -> str | None:

@@ -248,7 +248,7 @@ def _codex_item(
 ) -> None:
     kind = item.get("type")
     if kind == "message" and item.get("role") == "user":
-        text = _codex_text(item.get("content"))
+        text = text_of(item.get("content"))
         if text and not text.lstrip().startswith(_CODEX_NOT_PROMPTS):
             out.append((line, ms, {"hook_event_name": "UserPromptSubmit", "prompt": text}))
     elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
@@ -354,16 +354,19 @@ def _codex_output(raw: Any) -> tuple[int | None, str]:
     return code, body if sep and len(head) < 400 else raw
 
 
-def _codex_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content.strip()
-    if not isinstance(content, list):
+def text_of(value: Any) -> str:
+    """A string, or the ``text`` of a list of parts (``[{"text": ...}]``), stripped; a model's
+    thought parts (``"thought": true``) are not its words."""
+    if isinstance(value, str):
+        return value.strip()
+    if not isinstance(value, list):
         return ""
     return "\n".join(
-        b["text"].strip()
-        for b in content
-        if isinstance(b, dict) and isinstance(b.get("text"), str) and b["text"].strip()
-    )
+        p["text"].strip()
+        for p in value
+        if isinstance(p, dict) and isinstance(p.get("text"), str) and p["text"].strip()
+        and not p.get("thought")
+    )  # fmt: skip
 
 
 # -- Gemini CLI ------------------------------------------------------------------------------
@@ -436,7 +439,7 @@ def read_gemini(path: Path, offset: int, state: dict[str, Any]) -> Chunk:
         ms = iso_ms(str(message.get("timestamp") or ""))
         kind = message.get("type")
         if kind == "user":
-            text = _gemini_text(message.get("content"))
+            text = text_of(message.get("content"))
             if text and not text.lstrip().startswith(_GEMINI_NOT_PROMPTS):
                 if said:
                     calls.append((said[0], _stop(said[1])))
@@ -471,18 +474,6 @@ def read_gemini(path: Path, offset: int, state: dict[str, Any]) -> Chunk:
 
 def _stop(text: str) -> dict[str, Any]:
     return {"hook_event_name": "AfterAgent", "prompt_response": text}
-
-
-def _gemini_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content.strip()
-    if not isinstance(content, list):
-        return ""
-    return "\n".join(
-        b["text"].strip()
-        for b in content
-        if isinstance(b, dict) and isinstance(b.get("text"), str) and b["text"].strip()
-    )
 
 
 def _untrusted(text: str) -> str:
