@@ -10,7 +10,8 @@ short (at most twice the path's bytes), while its group's share allows, before t
 (older) file; changes left out are added from what the whole budget leaves, and a file's
 second-latest change only after every other detail. Whatever a group leaves unspent is
 offered to the items left out, most important tier first; groups not named (reads, the
-environment, finished tasks ...) get only that.
+environment ...) get only that, and finished tasks (in the ``done`` count) are listed only
+when every other item and every detail is in.
 
 Hook path (pre-compact): standard library only.
 """
@@ -77,8 +78,12 @@ class Item:
         self.more = more
 
 
+def _finished(item: Item) -> bool:
+    return item.category == "task" and item.attrs.get("status") == "completed"
+
+
 def _tier(item: Item) -> int:
-    if item.category == "task" and item.attrs.get("status") == "completed":
+    if _finished(item):
         return 3  # a finished task is history: shown only when nothing else needs the room
     return CATEGORIES.get(item.category, 1)
 
@@ -137,8 +142,11 @@ def fit(
             item.text = item.detail
         take(item)
     groups: dict[str, list[Item]] = {}
+    # Finished tasks are history, in the ``done`` count: listed only when every other item
+    # and every detail is in.
+    finished = sorted((i for i in items if not i.pinned and _finished(i)), key=lambda i: i.prio)
     for item in items:
-        if not item.pinned:
+        if not item.pinned and not _finished(item):
             groups.setdefault(_group(item), []).append(item)
     for g, members in groups.items():
         # The rest (reads, the environment, finished tasks ...) goes by tier first.
@@ -202,6 +210,12 @@ def fit(
             take(item)
     for item in sorted(chosen, key=lambda i: i.prio):  # items taken just above
         add_detail(item, budget)
+    everything_in = len(chosen) == sum(1 for i in items if not _finished(i)) and all(
+        i.detail is None or i.text is not None for i in chosen
+    )
+    for item in finished if everything_in else []:
+        if used + cost(item) <= budget:
+            take(item)
     # Last, the longer details, most important item first.
     for item in sorted(chosen, key=lambda i: (_tier(i), i.prio)):
         if item.more is not None and item.text is not None and item.text == item.detail:
