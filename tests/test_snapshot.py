@@ -531,3 +531,23 @@ def test_finished_tasks_fold_into_the_count_before_a_file_loses_its_change(store
         bare = [f for f in root.iter("file") if f.text is None]
         assert not (finished and bare), budget  # a finished task only once every change is in
         assert root.find("tasks") is None or root.find("tasks").get("done") == "6"  # type: ignore[union-attr]
+
+
+def test_the_goal_and_corrections_stay_and_an_older_question_gives_way(store: Store) -> None:
+    goal = "Move the billing client to payments v2 behind the Gateway interface in src/billing/"
+    prompt(store, goal)
+    prompt(store, "Keep the timeout at 30 seconds.")
+    prompt(store, "Should we also retry on 502, or is that the proxy's job?")
+    prompt(store, "Actually, don't keep the timeout at 30 seconds: use 10 seconds.")
+    for i in range(30):  # many short items of another group
+        call(store, "Edit", {"file_path": f"{store.root}/src/billing/s{i}.py", "old_string": "v1",
+                             "new_string": "v2"})  # fmt: skip
+    prompt(store, "Now port the refunds.")
+    root = parse(snapshot.build_snapshot(store, SID, budget_bytes=1024).xml)
+    requests = [r.text for r in root.iter("request")]
+    assert requests[0] == goal and requests[-1] == "Now port the refunds."
+    assert [c.text for c in root.iter("correction")] == [
+        "Actually, don't keep the timeout at 30 seconds: use 10 seconds."
+    ]
+    # The older question (answered in its turn, most likely) only takes what is left.
+    assert not any("502" in (t or "") for t in requests) or len(list(root.iter("file"))) == 30

@@ -39,6 +39,9 @@ GROUPS: dict[str, tuple[int, tuple[str, ...]]] = {
     "git": (5, ("git",)),
 }
 _GROUP_OF = {c: g for g, (_w, cats) in GROUPS.items() for c in cats}
+#: ``prio[0]`` of the requests that go in with the first pass: corrections in force (0, 1)
+#: and the session's first request (2); ``sessions.state._requests`` sets them.
+_GOAL_RANK = 2
 #: Everything else (environment, loops, resolutions, reads ...) shares this weight.
 _OTHER_WEIGHT = 2
 
@@ -85,7 +88,9 @@ def _finished(item: Item) -> bool:
 def _tier(item: Item) -> int:
     if _finished(item):
         return 3  # a finished task is history: shown only when nothing else needs the room
-    return CATEGORIES.get(item.category, 1)
+    # An item may rank below its category (``rank[0]``: an older question, answered in its
+    # turn most likely): it then goes with the rest, after the named groups.
+    return max(CATEGORIES.get(item.category, 1), item.rank[0])
 
 
 def _group(item: Item) -> str:
@@ -155,14 +160,20 @@ def fit(
     order = sorted(groups, key=lambda g: -weight[g])
     # Every group's most important item first (with its detail): one long item (the open
     # error, a finding) must not lose to many short ones because it exceeds its share.
+    # Requests: every correction in force and the session's first request (its goal) too,
+    # so that many short items of other groups cannot leave them out.
     for g in order:
         if g not in GROUPS:
             continue  # the rest gets only what the named groups leave
-        first = groups[g][0]
-        if used + cost(first) <= budget:
+        while groups[g]:
+            first = groups[g][0]
+            if used + cost(first) > budget:
+                break
             take(first)
             groups[g].pop(0)
             add_detail(first, budget)
+            if not (g == "requests" and groups[g] and groups[g][0].prio[0] <= _GOAL_RANK):
+                break
     # Then shares of what is left, again while a round takes something.
     while any(groups.values()):
         allowance = _shares(

@@ -311,7 +311,9 @@ def _requests(events: Events) -> tuple[list[Item], set[str]]:
             category, prio = "prompt", (rank, -event_id)
         else:
             continue
-        item = Item(category, (1, 0, event_id), newest, {}, _shorten(text, chars), prio)
+        # An older question goes with the rest (tier 3): it was most likely answered.
+        tier = 3 if prio[0] == 4 else 1
+        item = Item(category, (tier, 0, event_id), newest, {}, _shorten(text, chars), prio)
         items.append(item)
     return items, reversed_texts
 
