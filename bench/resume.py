@@ -529,13 +529,22 @@ def _run_cm(pkg: Path, session: dict[str, Any]) -> tuple[list[str], list[str]]:
 
 
 def measure_cost(path: Path, rounds: int) -> dict[str, Any]:
-    """Replay one session in this process through the hook entry (``runner._run``, the store
-    kept open as the MCP server's in-agent hooks do): no process start-up, so the figures are
-    what ctxmode itself costs. CPU time of this process (other processes on a shared machine
+    """Replay one session in this process through the hook entry (``runner.parse`` and
+    ``run_payload``, or ``runner._run`` in older trees; the store kept open as the MCP
+    server's in-agent hooks do): no process start-up, so the figures are what ctxmode itself
+    costs. CPU time of this process (other processes on a shared machine
     do not count), best of ``rounds`` replays, each on a fresh store."""
     import time
 
     from ctxmode.hooks import runner
+
+    def _hook(event: str, agent: str, raw: bytes, cwd: str, stores: dict[str, Any]) -> None:
+        if hasattr(runner, "_run"):  # trees before the runner's split (the baseline)
+            runner._run(event, agent, raw, cwd, {}, False, stores)
+            return
+        payload = runner.parse(event, raw)
+        if payload is not None:
+            runner.run_payload(event, agent, payload, cwd, stores=stores)
 
     session = json.loads(path.read_text(encoding="utf-8"))
     best: dict[str, Any] | None = None
@@ -554,7 +563,7 @@ def measure_cost(path: Path, rounds: int) -> dict[str, Any]:
                     payload["transcript_path"] = str(chat)
                 raw = json.dumps(payload).encode()
                 started = time.process_time()
-                runner._run(step["event"], session["agent"], raw, str(project), {}, False, stores)
+                _hook(step["event"], session["agent"], raw, str(project), stores)
                 spent = time.process_time() - started
                 if step["event"] in ("PreCompact", "PreCompress"):
                     snapshot_s += spent

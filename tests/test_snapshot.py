@@ -404,6 +404,8 @@ def test_an_open_failure_shows_its_test_and_its_e_line_not_the_cut_summary(store
     assert "FAILED tests/test_concurrency.py::test_concurrent_writes" in text
     assert "E sqlite3.OperationalError: database is locked" in text
     assert "OperationalErr..." not in text and "13 passed" not in text
+    # pytest's location line keeps its place; the exception it repeats is said once.
+    assert "tests/test_concurrency.py:41" in text and ":41: OperationalError" not in text
 
 
 def test_the_last_commit_carries_its_branch(store: Store) -> None:
@@ -468,3 +470,84 @@ def test_what_an_early_compaction_kept_stays_for_the_later_ones(store: Store) ->
         text = snap.xml
         assert "Sessions are keyed by the sha256 of the token" in text
         assert "inline them" in text and "wrap writes in a helper." not in text
+
+
+def test_a_file_shows_edits_not_written_content_and_an_undo_once(store: Store) -> None:
+    new_file = f"{store.root}/src/new_mod.py"
+    settings = f"{store.root}/config/settings.py"
+    call(store, "Write", {"file_path": new_file, "content": "import os\nVALUE = 1\n"})
+    call(
+        store,
+        "Edit",
+        {"file_path": settings, "old_string": "TTL = 86400", "new_string": "TTL = 1800"},
+    )
+    call(
+        store,
+        "Edit",
+        {"file_path": settings, "old_string": "TTL = 1800", "new_string": "TTL = 86400"},
+    )
+    call(store, "Write", {"file_path": f"{store.root}/b.py", "content": "x = 1\n"})
+    call(
+        store,
+        "Edit",
+        {"file_path": f"{store.root}/b.py", "old_string": "x = 1", "new_string": "x = 2"},
+    )
+    files = {f.get("path"): f for f in parse(snapshot.build_snapshot(store, SID).xml).iter("file")}
+    # The content of a whole-file write is in the repository: only that it was written.
+    assert files["src/new_mod.py"].get("op") == "write" and files["src/new_mod.py"].text is None
+    # An edit and the edit undoing it: the latest says what the file held before.
+    assert files["config/settings.py"].text == "TTL = 1800 → TTL = 86400"
+    # Written, then edited: the latest change is an edit, shown without the write.
+    assert (files["b.py"].get("op"), files["b.py"].text) == (None, "x = 1 → x = 2")
+
+
+def test_what_a_shown_correction_says_is_not_repeated_as_a_rejection(store: Store) -> None:
+    prompt(store, "会话过期时间用 30 分钟，写在 config/settings.py 里。")
+    prompt(store, "不对，会话过期时间改回 24 小时，不要用 30 分钟。")
+    root = parse(snapshot.build_snapshot(store, SID).xml)
+    assert [c.text for c in root.iter("correction")] == [
+        "不对，会话过期时间改回 24 小时，不要用 30 分钟。"
+    ]
+    stated = [e.text for e in root.iter() if e.tag in ("rejected", "constraint", "decision")]
+    assert not any("30 分钟" in (t or "") for t in stated)
+
+
+def test_finished_tasks_fold_into_the_count_before_a_file_loses_its_change(store: Store) -> None:
+    for i in range(6):
+        call(
+            store,
+            "TaskCreate",
+            {"subject": f"Finished step {i}"},
+            tool_response={"task": {"id": str(i)}},
+        )
+        call(store, "TaskUpdate", {"taskId": str(i), "status": "completed"})
+    prompt(store, "Tune the limits")
+    for i in range(14):
+        call(store, "Edit", {"file_path": f"{store.root}/src/m{i}.py", "old_string": f"LIMIT = {i}",
+                             "new_string": f"LIMIT = {i + 100}"})  # fmt: skip
+    for budget in (768, 1024, 1536, 2048):
+        root = parse(snapshot.build_snapshot(store, SID, budget_bytes=budget).xml)
+        finished = [t for t in root.iter("task") if t.get("status") == "completed"]
+        bare = [f for f in root.iter("file") if f.text is None]
+        assert not (finished and bare), budget  # a finished task only once every change is in
+        assert root.find("tasks") is None or root.find("tasks").get("done") == "6"  # type: ignore[union-attr]
+
+
+def test_the_goal_and_corrections_stay_and_an_older_question_gives_way(store: Store) -> None:
+    goal = "Move the billing client to payments v2 behind the Gateway interface in src/billing/"
+    prompt(store, goal)
+    prompt(store, "Keep the timeout at 30 seconds.")
+    prompt(store, "Should we also retry on 502, or is that the proxy's job?")
+    prompt(store, "Actually, don't keep the timeout at 30 seconds: use 10 seconds.")
+    for i in range(30):  # many short items of another group
+        call(store, "Edit", {"file_path": f"{store.root}/src/billing/s{i}.py", "old_string": "v1",
+                             "new_string": "v2"})  # fmt: skip
+    prompt(store, "Now port the refunds.")
+    root = parse(snapshot.build_snapshot(store, SID, budget_bytes=1024).xml)
+    requests = [r.text for r in root.iter("request")]
+    assert requests[0] == goal and requests[-1] == "Now port the refunds."
+    assert [c.text for c in root.iter("correction")] == [
+        "Actually, don't keep the timeout at 30 seconds: use 10 seconds."
+    ]
+    # The older question (answered in its turn, most likely) only takes what is left.
+    assert not any("502" in (t or "") for t in requests) or len(list(root.iter("file"))) == 30

@@ -5,9 +5,13 @@ what it needs and the rest goes to the other groups in proportion to their weigh
 filling): a session without errors spends their share on files and requests, and no long list
 of one kind (tasks, files) crowds out the few items of another (a correction, the open error).
 Within a group items go in order of importance (``Item.prio``, lowest first). Pinned items go
-in first, whatever they cost. File items go in as paths first; their latest changes are added
-after, newest first, from what their group and then the whole budget leave. Whatever a group
-leaves unspent is offered to the items left out, most important tier first.
+in first, whatever they cost. A file item goes in as its path, then its latest change, when
+short (at most twice the path's bytes), while its group's share allows, before the next
+(older) file; changes left out are added from what the whole budget leaves, and a file's
+second-latest change only after every other detail. Whatever a group leaves unspent is
+offered to the items left out, most important tier first; groups not named (reads, the
+environment ...) get only that, and finished tasks (in the ``done`` count) are listed only
+when every other item and every detail is in.
 
 Hook path (pre-compact): standard library only.
 """
@@ -25,16 +29,19 @@ __all__ = ["GROUPS", "Item", "fit"]
 
 #: Group -> (weight, categories). Weights are shares of the budget left after pinned items.
 GROUPS: dict[str, tuple[int, tuple[str, ...]]] = {
-    "requests": (24, ("prompt", "correction")),
+    "requests": (20, ("prompt", "correction")),
     "errors": (15, ("error",)),
     "decisions": (14, ("decision", "knowledge")),
-    "files": (14, ("file",)),
+    "files": (18, ("file",)),
     "tasks": (11, ("task",)),
     "constraints": (9, ("constraint", "rejected_approach", "rule", "blocker", "plan", "role")),
     "findings": (6, ("agent_finding",)),
     "git": (5, ("git",)),
 }
 _GROUP_OF = {c: g for g, (_w, cats) in GROUPS.items() for c in cats}
+#: ``prio[0]`` of the requests that go in with the first pass: corrections in force (0, 1)
+#: and the session's first request (2); ``sessions.state._requests`` sets them.
+_GOAL_RANK = 2
 #: Everything else (environment, loops, resolutions, reads ...) shares this weight.
 _OTHER_WEIGHT = 2
 
@@ -48,9 +55,10 @@ class Item:
 
     ``rank`` = (tier, weight, order): the order is the event id (rendering goes oldest first);
     ``prio`` orders the items of a group, most important first; ``detail`` is text added only
-    when the budget allows (a file's latest change)."""
+    when the budget allows (a file's latest change); ``more`` a longer detail shown instead
+    only when every item's detail is in and room is left (a file's two latest changes)."""
 
-    __slots__ = ("attrs", "category", "detail", "pinned", "prio", "rank", "text")
+    __slots__ = ("attrs", "category", "detail", "more", "pinned", "prio", "rank", "text")
 
     def __init__(
         self,
@@ -61,6 +69,7 @@ class Item:
         text: str | None,
         prio: tuple[Any, ...] = (),
         detail: str | None = None,
+        more: str | None = None,
     ) -> None:
         self.category = category
         self.rank = rank
@@ -69,12 +78,19 @@ class Item:
         self.text = text
         self.prio = prio or (-rank[1], -rank[2])
         self.detail = detail
+        self.more = more
+
+
+def _finished(item: Item) -> bool:
+    return item.category == "task" and item.attrs.get("status") == "completed"
 
 
 def _tier(item: Item) -> int:
-    if item.category == "task" and item.attrs.get("status") == "completed":
+    if _finished(item):
         return 3  # a finished task is history: shown only when nothing else needs the room
-    return CATEGORIES.get(item.category, 1)
+    # An item may rank below its category (``rank[0]``: an older question, answered in its
+    # turn most likely): it then goes with the rest, after the named groups.
+    return max(CATEGORIES.get(item.category, 1), item.rank[0])
 
 
 def _group(item: Item) -> str:
@@ -109,6 +125,13 @@ def fit(
         opened.add(section(item))
         chosen.append(item)
 
+    def size_with(item: Item, text: str) -> int:
+        before = item.text
+        item.text = text
+        n = size(item)
+        item.text = before
+        return n
+
     def add_detail(item: Item, room: float) -> int:
         """Show the item's detail if it fits ``room`` and the budget; the bytes it took."""
         nonlocal used
@@ -124,21 +147,33 @@ def fit(
             item.text = item.detail
         take(item)
     groups: dict[str, list[Item]] = {}
+    # Finished tasks are history, in the ``done`` count: listed only when every other item
+    # and every detail is in.
+    finished = sorted((i for i in items if not i.pinned and _finished(i)), key=lambda i: i.prio)
     for item in items:
-        if not item.pinned:
+        if not item.pinned and not _finished(item):
             groups.setdefault(_group(item), []).append(item)
-    for members in groups.values():
-        members.sort(key=lambda i: i.prio)
+    for g, members in groups.items():
+        # The rest (reads, the environment, finished tasks ...) goes by tier first.
+        members.sort(key=(lambda i: (_tier(i), i.prio)) if g == "other" else (lambda i: i.prio))
     weight = {g: GROUPS[g][0] if g in GROUPS else _OTHER_WEIGHT for g in groups}
     order = sorted(groups, key=lambda g: -weight[g])
     # Every group's most important item first (with its detail): one long item (the open
     # error, a finding) must not lose to many short ones because it exceeds its share.
+    # Requests: every correction in force and the session's first request (its goal) too,
+    # so that many short items of other groups cannot leave them out.
     for g in order:
-        first = groups[g][0]
-        if used + cost(first) <= budget:
+        if g not in GROUPS:
+            continue  # the rest gets only what the named groups leave
+        while groups[g]:
+            first = groups[g][0]
+            if used + cost(first) > budget:
+                break
             take(first)
             groups[g].pop(0)
             add_detail(first, budget)
+            if not (g == "requests" and groups[g] and groups[g][0].prio[0] <= _GOAL_RANK):
+                break
     # Then shares of what is left, again while a round takes something.
     while any(groups.values()):
         allowance = _shares(
@@ -159,6 +194,11 @@ def fit(
                 spent += c
                 take(groups[g].pop(0))
                 took = True
+                # A short detail (a file's latest change, no more than twice the bytes of
+                # the item) before the next, less recent, item: per byte it says as much.
+                extra = _with_detail(item, size)
+                if extra is not None and extra <= 2 * c:
+                    spent += add_detail(item, allowance.get(g, 0) - spent)
             for item in sorted((i for i in chosen if _group(i) == g), key=lambda i: i.prio):
                 spent += add_detail(item, allowance.get(g, 0) - spent)
         if not took:
@@ -181,6 +221,20 @@ def fit(
             take(item)
     for item in sorted(chosen, key=lambda i: i.prio):  # items taken just above
         add_detail(item, budget)
+    everything_in = len(chosen) == sum(1 for i in items if not _finished(i)) and all(
+        i.detail is None or i.text is not None for i in chosen
+    )
+    for item in finished if everything_in else []:
+        if used + cost(item) <= budget:
+            take(item)
+    # Last, the longer details, most important item first.
+    for item in sorted(chosen, key=lambda i: (_tier(i), i.prio)):
+        if item.more is not None and item.text is not None and item.text == item.detail:
+            shown = item.text
+            extra = size_with(item, item.more) - size_with(item, shown)
+            if used + extra <= budget:
+                item.text = item.more
+                used += extra
     return _shrink(chosen, budget, render)
 
 

@@ -248,9 +248,11 @@ def _contexts(
 
 def _context_item(context_id: Any, type_: str, content: str, order: int) -> Item:
     text = _shorten(" ".join(content.split()), 200)
+    # What the model chose to store goes ahead of decisions read out of the conversation.
+    prio = (-1, -order)  # stated ones: (0, -event id)
     if type_ == "decision":
-        return Item("decision", (2, 1, order), False, {"id": context_id}, text)
-    return Item("knowledge", (2, 1, order), False, {"id": context_id, "type": type_}, text)
+        return Item("decision", (2, 1, order), False, {"id": context_id}, text, prio)
+    return Item("knowledge", (2, 1, order), False, {"id": context_id, "type": type_}, text, prio)
 
 
 # -- the current state, per category ---------------------------------------------------------
@@ -309,7 +311,9 @@ def _requests(events: Events) -> tuple[list[Item], set[str]]:
             category, prio = "prompt", (rank, -event_id)
         else:
             continue
-        item = Item(category, (1, 0, event_id), newest, {}, _shorten(text, chars), prio)
+        # An older question goes with the rest (tier 3): it was most likely answered.
+        tier = 3 if prio[0] == 4 else 1
+        item = Item(category, (tier, 0, event_id), newest, {}, _shorten(text, chars), prio)
         items.append(item)
     return items, reversed_texts
 
@@ -367,6 +371,16 @@ def error_text(message: str) -> str:
         sep, tails = _CUT_SUMMARY
         if line.startswith(("FAILED ", "ERROR ")) and sep in line and line.endswith(tails):
             line = line.split(sep, 1)[0]
+        place, colon, name = line.rpartition(": ")
+        # pytest's location line ``tests/x.py:41: OperationalError`` when another line names
+        # the exception already: the place is what it adds.
+        if (
+            colon
+            and name.isidentifier()
+            and place.rpartition(":")[2].isdigit()
+            and any(name in other for other in lines if other != line)
+        ):
+            line = place
         out.append(line)
     return "\n".join(out)  # one space each in the XML
 
@@ -395,29 +409,54 @@ def _errors(events: Events, resolved: Events, root: str) -> list[Item]:
 
 #: A file shows its two latest changes when together they are no longer than this.
 _BOTH_CHANGES_CHARS = 200
+#: Event types that write a whole file: its content is in the repository, so the snapshot
+#: shows no change for them (only edits say what was there before).
+_WHOLE_FILE = frozenset({"write", "create"})
+#: Event types that change a file in place: the default, not shown as ``op``.
+_IN_PLACE = frozenset({"edit", "update"})
+
+
+def _undoes(latest: str, earlier: str) -> bool:
+    """Is ``b → a`` the reverse of ``a → b``?"""
+    before, sep, after = latest.partition(" → ")
+    return bool(sep) and earlier == f"{after} → {before}"
 
 
 def _files(events: Events, root: str) -> list[Item]:
-    """Edited files, newest first; each one's latest change (two latest) is a detail."""
-    by_path: dict[str, tuple[int, list[str], int, str | None]] = {}
+    """Edited files, newest first; each one's latest change is a detail (the two latest a
+    longer one, shown when room is left).
+
+    A file is its path, ``op`` when its latest change wrote it whole or deleted it (an
+    in-place edit is the default) and, as the detail, its latest edit ``old → new`` (the two
+    latest when short): what the file held before is what the repository no longer shows. A
+    whole-file write has no detail (reading the file gives it) and ends the edits before it."""
+    #: path -> (latest event id, ops, latest change, the one before it)
+    by_path: dict[str, tuple[int, list[str], str | None, str | None]] = {}
     for event_id, type_, data in events:
         path = str(data.get("path", ""))
         if not path:
             continue
-        _, ops, n, change = by_path.get(path, (0, [], 0, None))
-        if type_ not in ops:
-            ops = [*ops, type_]
+        _, ops, change, _before = by_path.get(path, (0, [], None, None))
+        ops = [] if type_ in _IN_PLACE else [type_]  # the latest, unless an in-place edit
+        if type_ in _WHOLE_FILE:
+            by_path[path] = (event_id, ops, None, None)
+            continue
         latest = change_text(type_, data)
-        if latest and change and latest != change:
-            both = f"{latest}; {change.split('; ')[0]}"  # the two latest, when they are short
-            latest = both if len(both) <= _BOTH_CHANGES_CHARS else latest
-        by_path[path] = (event_id, ops, n + 1, latest or change)
+        if latest is None or latest == change:
+            by_path[path] = (event_id, ops, change, _before)
+        else:
+            by_path[path] = (event_id, ops, latest, change)
     newest = sorted(by_path.items(), key=lambda kv: kv[1][0], reverse=True)
     items = []
-    for place, (path, (event_id, ops, n, change)) in enumerate(newest[: SECTIONS["file"][2]]):
-        shown_ops = ",".join(ops) if ops != ["edit"] else None  # edit is the default
-        attrs = {"path": _relative(path, root), "ops": shown_ops, "n": n if n > 1 else None}
-        items.append(Item("file", (1, 0, event_id), False, attrs, None, (place,), change))
+    for place, (path, (event_id, ops, change, before)) in enumerate(newest[: SECTIONS["file"][2]]):
+        attrs = {"path": _relative(path, root), "op": ",".join(ops) or None}
+        both = None
+        # The two latest, when they are short and the latest does not just undo the other
+        # (``a → b`` then ``b → a``: the latest alone says what the file held before).
+        if change and before and not _undoes(change, before):
+            both = f"{change}; {before}"
+            both = both if len(both) <= _BOTH_CHANGES_CHARS else None
+        items.append(Item("file", (1, 0, event_id), False, attrs, None, (place,), change, both))
     return items
 
 
@@ -504,6 +543,13 @@ def candidates(store: Database, session_id: str) -> Candidates:
     # A file read and edited is listed once, under <files>.
     edited = {i.attrs.get("path") for i in items if i.category == "file"}
     items = [i for i in items if i.category != "data" or i.attrs.get("path") not in edited]
+    # A statement the user made inside a correction is shown by the correction itself.
+    said = [_flat(i.text or "") for i in items if i.category == "correction"]
+    items = [
+        i
+        for i in items
+        if i.category not in _STATED or not i.text or not any(_flat(i.text) in c for c in said)
+    ]
     return Candidates(_drop_repeated_texts(items), section_attrs)
 
 
