@@ -18,8 +18,6 @@ rebuilds the table). Standard library only, nothing compiled at import (hook pat
 
 from __future__ import annotations
 
-from ctxmode.core.cjk import is_cjk_char
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
@@ -38,9 +36,12 @@ def _patterns() -> list[re.Pattern[str]]:
     if not _WORD:
         import re
 
-        _WORD.append(re.compile(r"\w+"))
+        from ctxmode.core.cjk import CJK_CLASS
+
+        _WORD.append(re.compile(r"\w{3,}"))
         _WORD.append(re.compile(r"[a-z][A-Z]|_|[A-Za-z][0-9]|[0-9][A-Za-z]"))
         _WORD.append(re.compile(r"[0-9A-Za-z]{3,}"))
+        _WORD.append(re.compile(f"[{CJK_CLASS}]"))
     return _WORD
 
 
@@ -48,19 +49,27 @@ def names(text: object) -> str:
     """The distinct names of ``text``, space-separated (``''`` for NULL or no name)."""
     if not isinstance(text, str) or not text:
         return ""
-    word, marked, latin = _patterns()
+    word, marked, latin, cjk = _patterns()
     seen: dict[str, None] = {}
-    for tok in word.findall(text):
-        n = len(tok)
-        if n < 3 or tok in seen:
+    # Each distinct word once, in order of first appearance (a repeated word adds nothing):
+    # the same output as judging every occurrence, at a fraction of the cost on code.
+    for tok in dict.fromkeys(word.findall(text)):
+        if tok in seen:
             continue
-        if not tok.isascii() and any(is_cjk_char(c) for c in tok):
+        if not tok.isascii() and cjk.search(tok):
             # Latin inside a run of CJK ("1998年", "FastAPI框架"): unicode61 keeps the run as
             # one token, so only this index finds the Latin part, kept alone.
             for part in latin.findall(tok):
                 if len(part) <= MAX_NAME:
                     seen.setdefault(part, None)
             continue
-        if n <= MAX_NAME and (n >= LONG_WORD or marked.search(tok)):
+        n = len(tok)
+        if n > MAX_NAME:
+            continue
+        if n >= LONG_WORD:
+            seen[tok] = None
+        elif tok.isalpha() and (tok.islower() or tok.isupper() or tok.istitle()):
+            continue  # a plain short word: no inner capital, digit or underscore (fast path)
+        elif marked.search(tok):
             seen[tok] = None
     return " ".join(seen)
