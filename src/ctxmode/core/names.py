@@ -45,10 +45,31 @@ def _patterns() -> list[re.Pattern[str]]:
     return _WORD
 
 
+#: Names computed ahead of a write (``prepare``), read by the trigger's call for that text.
+_MEMO: dict[str, str] = {}
+
+
+def prepare(texts: list[str]) -> None:
+    """Compute the names (and the CJK bigrams, ``cjk.prepare``) of ``texts`` now, before the
+    transaction whose triggers will ask for them: that work is done outside the write lock,
+    which is then held for SQLite's own only. What the previous call computed is dropped."""
+    from ctxmode.core import cjk
+
+    _MEMO.clear()
+    cjk.prepare(texts)
+    for text in texts:
+        if text and text not in _MEMO:
+            _MEMO[text] = names(text)
+
+
 def names(text: object) -> str:
     """The distinct names of ``text``, space-separated (``''`` for NULL or no name)."""
     if not isinstance(text, str) or not text:
         return ""
+    if _MEMO:
+        known = _MEMO.get(text)
+        if known is not None:
+            return known
     word, marked, latin, cjk = _patterns()
     seen: dict[str, None] = {}
     # Each distinct word once, in order of first appearance (a repeated word adds nothing):

@@ -6,9 +6,8 @@ one fetched URL or one sandbox output, named by a unique label. Invariants:
   chunks and its recorded state together unless the file alone is larger), so other writers
   wait at most about that long and a killed run resumes where it stopped; content, fetched
   pages and sandbox output are replaced in one transaction (readers never see half);
-- every stored title and chunk is redacted (``.env`` files have every value masked);
-- paths resolve inside the project (``knowledge.contexts.normalize_path``; symlinks pointing out are
-  refused unless the project lists the location under ``allow_outside_paths``);
+- every stored title and chunk is redacted (``.env`` files have every value masked); paths
+  resolve inside the project (symlinks out refused unless under ``allow_outside_paths``);
 - folder walks honour ``.gitignore`` files (each one for its own subtree; a negation cannot
   re-include what a parent folder's file ignored), skip VCS/tool folders, binaries and files
   over ``MAX_FILE_BYTES``; text is read as UTF-8, UTF-16 with a BOM, or else a legacy
@@ -28,6 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ctxmode.core import names
 from ctxmode.core.errors import InvalidInput
 from ctxmode.core.redact import redact, redact_env_file
 from ctxmode.knowledge.contexts import absolute_path, normalize_path
@@ -132,16 +132,10 @@ def redact_piece(piece: Piece, *, content_redacted: bool = False) -> Piece:
     return Piece(redact(piece.title), content, piece.kind)
 
 
-# -- reading files ---------------------------------------------------------------------------
-
-
 def _pieces_for_file(rel: str, text: str, base_title: str) -> list[Piece]:
     text = redact_env_file(text) if is_env_file(rel) else redact(text)
     pieces = chunk_document(text, rel, base_title=base_title)
     return [redact_piece(p, content_redacted=True) for p in pieces]
-
-
-# -- writing sources -------------------------------------------------------------------------
 
 
 def _check_label(label: object) -> str:
@@ -295,6 +289,7 @@ class _Batcher:
             last = index == len(rows) - 1
             if not last and size < self.budget:
                 continue
+            _prepare(part)
             started = time.perf_counter()
             with self.store.transaction() as conn:
                 if first:
@@ -305,6 +300,7 @@ class _Batcher:
                 _insert_rows(conn, self.source_id, part, self.now, tails)
                 if last:
                     _record_states(conn, self.source_id, [state])
+            _prepare([])
             self._adapt(size, time.perf_counter() - started)
             part, size, first = [], 0, False
         self.written_files += 1
@@ -323,6 +319,7 @@ class _Batcher:
     def flush(self) -> None:
         if not self.pending and not self.touched:
             return
+        _prepare([r for _, rows in self.pending for r in rows])
         started = time.perf_counter()
         with self.store.transaction() as conn:
             for state, rows in self.pending:
@@ -332,10 +329,16 @@ class _Batcher:
                 )
                 _insert_rows(conn, self.source_id, rows, self.now)
             _record_states(conn, self.source_id, [s for s, _ in self.pending] + self.touched)
+        _prepare([])
         if self.pending:
             self._adapt(self.chars, time.perf_counter() - started)
         self.written_files += len(self.pending)
         self.pending, self.touched, self.chars = [], [], 0
+
+
+def _prepare(rows: Sequence[_Row]) -> None:
+    """Names and bigrams of ``rows`` computed before their transaction (``[]``: freed)."""
+    names.prepare([t for r in rows for t in (r.piece.title, r.piece.content)])
 
 
 def _record_states(conn: sqlite3.Connection, source_id: int, states: Sequence[_FileState]) -> None:
@@ -464,10 +467,6 @@ def _file_source(store: Database, label: str, location: str, now: int) -> tuple[
     return source_id, row is None or row[1] != "file" or row[2] != location
 
 
-def _default_label(rel: str) -> str:
-    return "project" if rel == "." else rel
-
-
 def index_path(
     store: Database,
     path: str,
@@ -484,7 +483,7 @@ def index_path(
     started = time.perf_counter()
     rel = normalize_path(store, path)
     target = absolute_path(store, rel)
-    label = _check_label(source) if source is not None else _default_label(rel)
+    label = _check_label(source) if source is not None else ("project" if rel == "." else rel)
     ts = int(now if now is not None else time.time())
     seen: dict[str, int] = {}
     if target.is_dir():
