@@ -185,3 +185,56 @@ def test_a_file_larger_than_a_transaction_is_written_in_parts(store: Store, proj
         assert r["context"] == want, k
     assert search(store, "token399_7").hits
     assert index_path(store, "big.md").sources[0].status == "unchanged"
+
+
+#: A fixed time in the past (the walk's stamps compare mtimes exactly).
+_PAST = time.time() - 600
+
+
+def _age(root: Path) -> None:
+    """Set every folder and file under ``root`` (and ``root``) to ``_PAST``."""
+    past = _PAST
+    for here, dirs, files in os.walk(root):
+        for name in dirs + files:
+            os.utime(os.path.join(here, name), (past, past))
+    os.utime(root, (past, past))
+
+
+def test_refresh_skips_the_walk_while_no_folder_changed(store: Store, project: Path) -> None:
+    """A refresh walks a folder source again only when a folder it walked or a .gitignore
+    changed; files edited in place are still found by their size and mtime."""
+    from ctxmode.search.indexing import refresh_sources
+
+    docs = project / "docs"
+    (docs / "api").mkdir(parents=True)
+    (docs / "guide.md").write_text("# Guide\n\nalpha_first words\n", encoding="utf-8")
+    (docs / "api" / "ref.md").write_text("# Ref\n\nbeta_second words\n", encoding="utf-8")
+    _age(project)
+    index_path(store, "docs")
+    paths = lambda: sorted(r[0] for r in store.conn.execute("SELECT path FROM source_files"))  # noqa: E731
+
+    # A file added then hidden from the folder stamps (mtime set back): the walk is skipped,
+    # so the refresh does not see it (this proves the listing came from the last walk).
+    (docs / "api" / "hidden.md").write_text("# Hidden\n\ngamma_third\n", encoding="utf-8")
+    _age(project)
+    refresh_sources(store)
+    assert paths() == ["docs/api/ref.md", "docs/guide.md"]
+
+    # A file edited in place (no folder changes) is read again.
+    (docs / "guide.md").write_text("# Guide\n\ndelta_fourth words\n", encoding="utf-8")
+    refresh_sources(store)
+    assert [h.title for h in search(store, "delta_fourth").hits]
+
+    # A new file changes its folder's mtime: the next refresh walks and finds both new files.
+    (docs / "api" / "new.md").write_text("# New\n\nepsilon_fifth\n", encoding="utf-8")
+    refresh_sources(store)
+    assert paths() == ["docs/api/hidden.md", "docs/api/new.md", "docs/api/ref.md", "docs/guide.md"]
+
+    # A .gitignore edited in place applies at once (its own stamp changed).
+    _age(project)
+    refresh_sources(store)  # settled: stamps recorded again
+    (project / ".gitignore").write_text("docs/api/\n", encoding="utf-8")
+    os.utime(project, (_PAST, _PAST))
+    _age(docs)
+    refresh_sources(store)
+    assert paths() == ["docs/guide.md"]

@@ -265,7 +265,7 @@ def injection_line(injections: dict[str, dict[str, int]]) -> str:
 #: Parts of the store, by the name of a table or index (first matching prefix wins).
 _PARTS = (
     ("events", ("events", "idx_events")),
-    ("documents", ("chunks", "sources", "source_files", "idx_chunks", "idx_source")),
+    ("documents", ("chunks", "sources", "source_", "idx_chunks", "idx_source")),
     ("search index (and document text)", ("search_", "idx_search", "sqlite_autoindex_search")),
     (
         "sessions and snapshots",

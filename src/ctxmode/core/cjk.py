@@ -66,8 +66,31 @@ def tokens(text: str) -> list[str]:
     return out
 
 
+#: Bigrams computed ahead of a write (``prepare``), read by the trigger's call for that text.
+_MEMO: dict[str, str] = {}
+_HAS_CJK: list[re.Pattern[str]] = []
+
+
+def prepare(texts: list[str]) -> None:
+    """Compute the bigrams of those ``texts`` that hold CJK (the others get no ``search_cjk``
+    row) before the transaction whose triggers ask for them, outside the write lock; what the
+    previous call computed is dropped."""
+    _MEMO.clear()
+    if not _HAS_CJK:
+        import re
+
+        _HAS_CJK.append(re.compile(f"[{CJK_CLASS}]"))
+    for text in texts:
+        if text and text not in _MEMO and _HAS_CJK[0].search(text):
+            _MEMO[text] = " ".join(tokens(text))
+
+
 def bigrams(text: object) -> str:
     """``tokens(text)`` joined by spaces: the text ``search_cjk`` indexes (``''`` for NULL)."""
     if not isinstance(text, str) or not text:
         return ""
+    if _MEMO:
+        known = _MEMO.get(text)
+        if known is not None:
+            return known
     return " ".join(tokens(text))

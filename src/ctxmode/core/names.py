@@ -18,8 +18,6 @@ rebuilds the table). Standard library only, nothing compiled at import (hook pat
 
 from __future__ import annotations
 
-from ctxmode.core.cjk import is_cjk_char
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
@@ -38,29 +36,61 @@ def _patterns() -> list[re.Pattern[str]]:
     if not _WORD:
         import re
 
-        _WORD.append(re.compile(r"\w+"))
+        from ctxmode.core.cjk import CJK_CLASS
+
+        _WORD.append(re.compile(r"\w{3,}"))
         _WORD.append(re.compile(r"[a-z][A-Z]|_|[A-Za-z][0-9]|[0-9][A-Za-z]"))
         _WORD.append(re.compile(r"[0-9A-Za-z]{3,}"))
+        _WORD.append(re.compile(f"[{CJK_CLASS}]"))
     return _WORD
+
+
+#: Names computed ahead of a write (``prepare``), read by the trigger's call for that text.
+_MEMO: dict[str, str] = {}
+
+
+def prepare(texts: list[str]) -> None:
+    """Compute the names (and the CJK bigrams, ``cjk.prepare``) of ``texts`` now, before the
+    transaction whose triggers will ask for them: that work is done outside the write lock,
+    which is then held for SQLite's own only. What the previous call computed is dropped."""
+    from ctxmode.core import cjk
+
+    _MEMO.clear()
+    cjk.prepare(texts)
+    for text in texts:
+        if text and text not in _MEMO:
+            _MEMO[text] = names(text)
 
 
 def names(text: object) -> str:
     """The distinct names of ``text``, space-separated (``''`` for NULL or no name)."""
     if not isinstance(text, str) or not text:
         return ""
-    word, marked, latin = _patterns()
+    if _MEMO:
+        known = _MEMO.get(text)
+        if known is not None:
+            return known
+    word, marked, latin, cjk = _patterns()
     seen: dict[str, None] = {}
-    for tok in word.findall(text):
-        n = len(tok)
-        if n < 3 or tok in seen:
+    # Each distinct word once, in order of first appearance (a repeated word adds nothing):
+    # the same output as judging every occurrence, at a fraction of the cost on code.
+    for tok in dict.fromkeys(word.findall(text)):
+        if tok in seen:
             continue
-        if not tok.isascii() and any(is_cjk_char(c) for c in tok):
+        if not tok.isascii() and cjk.search(tok):
             # Latin inside a run of CJK ("1998年", "FastAPI框架"): unicode61 keeps the run as
             # one token, so only this index finds the Latin part, kept alone.
             for part in latin.findall(tok):
                 if len(part) <= MAX_NAME:
                     seen.setdefault(part, None)
             continue
-        if n <= MAX_NAME and (n >= LONG_WORD or marked.search(tok)):
+        n = len(tok)
+        if n > MAX_NAME:
+            continue
+        if n >= LONG_WORD:
+            seen[tok] = None
+        elif tok.isalpha() and (tok.islower() or tok.isupper() or tok.istitle()):
+            continue  # a plain short word: no inner capital, digit or underscore (fast path)
+        elif marked.search(tok):
             seen[tok] = None
     return " ".join(seen)

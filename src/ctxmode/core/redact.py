@@ -17,6 +17,7 @@ Invariants:
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Callable
 
 from ctxmode.core import secret_shapes as shapes
@@ -473,14 +474,34 @@ def secret_kinds(text: str) -> list[str]:
 def _per_line(
     text: str, pattern: LazyRegex, replacement: Replacement, triggers: tuple[str, ...]
 ) -> str:
+    """``pattern`` applied to each line of ``text`` that holds one of ``triggers``.
+
+    The lines are found by searching the lowered text for each trigger (C speed), skipping to
+    the next line after a hit, instead of testing every trigger on every line in Python.
+    """
+    lower = text.lower()
+    ends: list[int] = []  # index of each line's closing newline in ``lower``
+    at = lower.find("\n")
+    while at >= 0:
+        ends.append(at)
+        at = lower.find("\n", at + 1)
+    hit: set[int] = set()
+    for trigger in triggers:
+        at = lower.find(trigger)
+        while at >= 0:
+            line = bisect_left(ends, at)
+            hit.add(line)
+            if line >= len(ends):
+                break
+            at = lower.find(trigger, ends[line] + 1)
+    if not hit:
+        return text
     lines = text.split("\n")
-    for i, line in enumerate(lines):
-        low = line.lower()
-        if any(t in low for t in triggers):
-            if pattern is _ASSIGNMENT:
-                lines[i] = _sub_assignments(pattern, line)
-            else:
-                lines[i] = pattern.sub(replacement, line)
+    for i in hit:
+        if pattern is _ASSIGNMENT:
+            lines[i] = _sub_assignments(pattern, lines[i])
+        else:
+            lines[i] = pattern.sub(replacement, lines[i])
     return "\n".join(lines)
 
 

@@ -31,7 +31,9 @@ _BATCH = 256
 #: With no readable highest rowid, probing past a damaged page stops this far after it.
 _PROBE_LIMIT = 20_000
 #: Tables the new store builds itself or that are derived (never copied).
-_DERIVED = frozenset({"_migrations", "search_items", "search_edits", "chunks", "source_files"})
+_DERIVED = frozenset(
+    {"_migrations", "search_items", "search_edits", "chunks", "source_files", "source_walks"}
+)
 #: Copied first, in this order (parents before children); any other table follows.
 _ORDER = (
     "contexts",

@@ -14,7 +14,11 @@ from collections.abc import Callable
 
 from ctxmode.core.errors import NotACtxmodeDatabase, SchemaTooNew
 from ctxmode.core.index_schema import m013_lean_chunks
-from ctxmode.core.schema_later import m011_history_import, m012_link_baselines
+from ctxmode.core.schema_later import (
+    m011_history_import,
+    m012_link_baselines,
+    m014_index_upkeep,
+)
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -585,6 +589,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m011_history_import,
     m012_link_baselines,
     m013_lean_chunks,
+    m014_index_upkeep,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

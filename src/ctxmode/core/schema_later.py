@@ -47,3 +47,27 @@ def m012_link_baselines(conn: sqlite3.Connection) -> None:
             ELSE (SELECT hash FROM files WHERE id = file_id) END;
         """
     )
+
+
+def m014_index_upkeep(conn: sqlite3.Connection) -> None:
+    """Cheaper upkeep of the search index: FTS5 merges 8 segments at a time, and a folder
+    source remembers what its last walk saw.
+
+    ``search.indexing`` writes in short transactions (so hooks never wait), and each commit
+    leaves a new segment in every FTS5 table it touched; with ``automerge`` 4 (the default),
+    the merges that follow rewrite the same postings again and again. On a 3,139-file
+    repository written in ~1,000 transactions, 8 took the trigram index's write time from 9.5
+    to 5.7 s and the porter index's from 4.3 to 3.6 s (measured in isolation), for a few more
+    segments per query. A configuration value of the tables only: nothing is rebuilt.
+
+    ``source_walks.stamps``: for a folder source, the mtime of every folder its last walk went
+    through and of every .gitignore that applied (``search.files.walk_unchanged``), so a
+    refresh before each search skips the walk while none changed.
+    """
+    for table in ("search_fts", "search_trigram", "search_cjk"):
+        conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('automerge', 8)")
+    conn.execute(
+        "CREATE TABLE source_walks (source_id INTEGER PRIMARY KEY "
+        "REFERENCES sources(id) ON DELETE CASCADE, "
+        "stamps TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(stamps)))"
+    )

@@ -105,6 +105,37 @@ def source_chunks(store: Database, label: str) -> list[tuple[str, str]]:
     return [(str(r[0]), str(r[1])) for r in rows]
 
 
+def walked_files(store: Database, source_id: int) -> list[str] | None:
+    """The files of folder source ``source_id`` as its last complete walk listed them, when no
+    folder or .gitignore it saw has changed since (``files.walk_unchanged``); else ``None``
+    (walk again). Stamps are dropped when an index starts and saved when a walk's files are
+    all written, so a killed run never leaves a listing that misses files."""
+    import json
+
+    from ctxmode.search.files import walk_unchanged
+
+    row = store.conn.execute(
+        "SELECT stamps FROM source_walks WHERE source_id = ?", (source_id,)
+    ).fetchone()
+    if row is None or not walk_unchanged(json.loads(row[0])):
+        return None
+    sql = "SELECT path FROM source_files WHERE source_id = ? ORDER BY path"
+    return [str(r[0]) for r in store.conn.execute(sql, (source_id,))]
+
+
+def save_walk(store: Database, source_id: int, stamps: dict[str, int] | None) -> None:
+    """Record (``stamps``) or drop (``None``) what a walk of folder source ``source_id`` saw."""
+    import json
+
+    with store.transaction() as conn:
+        conn.execute("DELETE FROM source_walks WHERE source_id = ?", (source_id,))
+        if stamps:
+            conn.execute(
+                "INSERT INTO source_walks(source_id, stamps) VALUES (?, ?)",
+                (source_id, json.dumps(stamps, separators=(",", ":"))),
+            )
+
+
 def remove_source(store: Database, label: str) -> bool:
     """Delete a source and its chunks; False when there was none."""
     with store.transaction() as conn:
@@ -118,5 +149,7 @@ __all__ = [
     "get_source",
     "list_sources",
     "remove_source",
+    "save_walk",
     "source_chunks",
+    "walked_files",
 ]

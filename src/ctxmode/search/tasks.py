@@ -25,16 +25,19 @@ def task_hits(store: Database, parsed: sq.ParsedQuery) -> list[Hit]:
     if not terms:
         return []
     conn = store.conn
+    # Names are matched here, and the linked contexts counted for the few hits only: a count
+    # per task in the query cost ~25 ms a search on a store of 5,000 tasks.
     rows = conn.execute(
-        "SELECT t.id, t.name, t.status, t.created_at, "
-        "(SELECT COUNT(*) FROM context_task_map m WHERE m.task_id = t.id) FROM tasks t "
-        "ORDER BY t.updated_at DESC, t.id DESC"
-    ).fetchall()
+        "SELECT id, name, status, created_at FROM tasks ORDER BY updated_at DESC, id DESC"
+    )
     hits: list[Hit] = []
-    for task_id, name, status, created, linked in rows:
+    for task_id, name, status, created in rows:
         lowered = str(name).lower()
         if not all(any(w in lowered for w in t.spellings) for t in terms):
             continue
+        (linked,) = conn.execute(
+            "SELECT COUNT(*) FROM context_task_map WHERE task_id = ?", (task_id,)
+        ).fetchone()
         hits.append(
             Hit(
                 id=f"task:{task_id}",
