@@ -13,12 +13,6 @@ import time
 from collections.abc import Callable
 
 from ctxmode.core.errors import NotACtxmodeDatabase, SchemaTooNew
-from ctxmode.core.index_schema import m013_lean_chunks
-from ctxmode.core.schema_later import (
-    m011_history_import,
-    m012_link_baselines,
-    m014_index_upkeep,
-)
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -574,6 +568,16 @@ def m010_team_shares(conn: sqlite3.Connection) -> None:
     )
 
 
+def _later(module: str, name: str) -> Migration:
+    """A migration of ``core.schema_later`` or ``core.index_schema``, imported only when run."""
+
+    def run(conn: sqlite3.Connection) -> None:
+        getattr(__import__(f"ctxmode.core.{module}", fromlist=[name]), name)(conn)
+
+    run.__name__ = run.__qualname__ = name
+    return run
+
+
 #: Every migration, in the order it is applied. Append only.
 MIGRATIONS: tuple[Migration, ...] = (
     m001_knowledge,
@@ -586,10 +590,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     m008_search_cjk,
     m009_rechunk_prose,
     m010_team_shares,
-    m011_history_import,
-    m012_link_baselines,
-    m013_lean_chunks,
-    m014_index_upkeep,
+    _later("schema_later", "m011_history_import"),
+    _later("schema_later", "m012_link_baselines"),
+    _later("index_schema", "m013_lean_chunks"),
+    _later("schema_later", "m014_index_upkeep"),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
