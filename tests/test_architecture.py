@@ -502,10 +502,3 @@ def test_the_docstring_check_catches_a_stale_name() -> None:
     assert _resolves("json.loads", front) is True
     assert _resolves("hooks.log", front) is None
     assert _resolves("chunks.path", front) is None
-
-
-def test_constants_the_store_restates_for_the_faces_match_their_domain() -> None:
-    from ctxmode import store
-    from ctxmode.sessions import retention
-
-    assert store.EVENT_RETENTION_DAYS == retention.EVENT_DAYS

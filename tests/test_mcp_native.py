@@ -397,7 +397,7 @@ def test_the_registry_holds_the_limits_of_the_code_that_enforces_them() -> None:
     from ctxmode.core import models
     from ctxmode.search import engine
 
-    assert registry.MIN_BUDGET_CHARS == engine.MIN_BUDGET
+    assert registry.MIN_BUDGET_CHARS == engine.MIN_BUDGET  # both read core.config
     assert registry.MAX_TIMEOUT_S == sandbox.MAX_TIMEOUT_S
     write = {p.name: p.schema for p in registry.TOOL["write_context"].params}
     assert write["type"]["enum"] == list(models.CONTEXT_TYPES)

@@ -46,6 +46,10 @@ MAX_CONTENT_CHARS = 100_000
 #: The most hits one search returns; the least characters a search may budget.
 SEARCH_MAX_LIMIT = 100
 SEARCH_MIN_BUDGET = 200
+#: Longest a sandboxed run may be given (seconds).
+SANDBOX_MAX_TIMEOUT_S = 600.0
+#: Days after its session ended that an event is kept (``ctxmode gc``).
+EVENT_RETENTION_DAYS = 90
 #: How long a fetched page is reused before it is fetched again (seconds; ``search.fetch``).
 FETCH_TTL_S = 24 * 3600
 #: The agents whose past sessions ``history import`` reads, in the order it reads them.

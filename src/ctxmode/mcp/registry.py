@@ -24,6 +24,7 @@ front imports it before it answers ``initialize``.
 from __future__ import annotations
 
 from ctxmode import __version__
+from ctxmode.core.config import SANDBOX_MAX_TIMEOUT_S, SEARCH_MIN_BUDGET
 from ctxmode.core.vocab import (
     CONTEXT_TYPES,
     DECISION_FIELDS,
@@ -56,11 +57,9 @@ CAPABILITIES: dict[str, Any] = {
     "tools": {"listChanged": False},
 }
 
-#: Bounds this module restates (importing their modules would load the search engine and the
-#: sandbox before ``initialize``); ``tests/test_mcp_native.py`` checks them against
-#: ``search.engine.MIN_BUDGET`` and ``sandbox.MAX_TIMEOUT_S``.
-MIN_BUDGET_CHARS = 200
-MAX_TIMEOUT_S = 600.0
+#: Bounds the code that enforces them reads from ``core.config`` too.
+MIN_BUDGET_CHARS = SEARCH_MIN_BUDGET
+MAX_TIMEOUT_S = SANDBOX_MAX_TIMEOUT_S
 #: Defaults of the bodies' budgets, in characters (``search``, ``get``) and tokens.
 SEARCH_BUDGET = 6000
 GET_BUDGET = 20000

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from ctxmode.core import config
 from ctxmode.core.errors import InvalidInput
 from ctxmode.core.redact import drop_cut_tail, redact
 
@@ -45,7 +46,7 @@ MAX_OUTPUT_BYTES = 2_000_000
 DEFAULT_TIMEOUT_S = 30.0
 
 
-MAX_TIMEOUT_S = 600.0
+MAX_TIMEOUT_S = config.SANDBOX_MAX_TIMEOUT_S
 
 
 #: Seconds between SIGTERM and SIGKILL of a process group.

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import time
 
+from ctxmode.core import config
 from ctxmode.core.db import Database
 
 #: Default age, in days, past which the events of a finished session are dropped.
-EVENT_DAYS = 90  # ``store.EVENT_RETENTION_DAYS`` (a test keeps them equal)
+EVENT_DAYS = config.EVENT_RETENTION_DAYS
 #: Events deleted per transaction.
 BATCH = 500
 _DAY = 86_400

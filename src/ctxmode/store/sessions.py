@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from ctxmode.core import config
 from ctxmode.core.db import Database
 from ctxmode.sessions.vocab import CATEGORIES as EVENT_CATEGORIES
 from ctxmode.sessions.vocab import SNAPSHOT_MIN_BUDGET
 
 #: Days after its session ended that an event is kept (``ctxmode gc``; ``sessions.retention``).
-EVENT_RETENTION_DAYS = 90
+EVENT_RETENTION_DAYS = config.EVENT_RETENTION_DAYS
 
 TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time
 if TYPE_CHECKING:
