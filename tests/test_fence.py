@@ -19,8 +19,8 @@ import pytest
 
 from _hardening import hook_inprocess
 from conftest import run_cli
-from ctxmode.hooks.adapters import strip_injected
 from ctxmode.hooks.plain import neutral
+from ctxmode.sessions.adapters import strip_injected
 
 AGENTS = ("claude-code", "codex", "cursor", "vscode", "opencode", "gemini-cli")
 ATTACKS = (

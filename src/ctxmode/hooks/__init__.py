@@ -10,9 +10,9 @@ Contracts:
 - idempotent: a retried hook call (same payload, or the same ``tool_use_id``) records nothing
   new.
 
-``adapters`` turns each agent's payload into a ``NormalizedHookEvent``; ``handlers`` records
-and decides what to print; ``runner`` parses argv/stdin and owns the fail-open boundary
-(``hooklog`` writes its log);
+``sessions.adapters`` turns each agent's payload into a ``NormalizedHookEvent``;
+``handlers`` records and decides what to print; ``runner`` parses argv/stdin and owns the
+fail-open boundary (``hooklog`` writes its log);
 ``in_agent`` runs the same path for Claude Code's ``mcp_tool`` hook calls inside ``ctxmode
 serve``; ``backfill`` records, at PreCompact and SessionEnd, the calls a Claude Code transcript
 holds that no hook recorded.

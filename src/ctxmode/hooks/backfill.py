@@ -118,8 +118,7 @@ def _kimi_backfill(store: Store, ev: NormalizedHookEvent) -> int:
     last time, through the adapter, keyed as the PostToolUse hook keys them."""
     import time
 
-    from ctxmode.hooks import adapters
-    from ctxmode.sessions import events, records
+    from ctxmode.sessions import adapters, events, records
 
     path = _kimi_wire(ev.session_id)
     if path is None:

@@ -455,8 +455,8 @@ def _gemini_compressed(store: Store, ev: NormalizedHookEvent) -> None:
 
 # -- knowledge that follows the file ---------------------------------------------------------
 
-#: Canonical edit tools (``adapters.canonical_tool``): their target files' knowledge is shown
-#: before they run.
+#: Canonical edit tools (``sessions.adapters.canonical_tool``): their target files'
+#: knowledge is shown before they run.
 _EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch"})
 #: File lines of a Codex ``apply_patch`` envelope.
 _PATCH_HEADERS = ("*** Update File:", "*** Add File:", "*** Delete File:", "*** Move to:")
