@@ -392,13 +392,9 @@ def test_every_tool_has_a_body_taking_its_arguments() -> None:
 
 
 def test_the_registry_holds_the_limits_of_the_code_that_enforces_them() -> None:
-    """Enums are ``core.models``' own; restated numbers equal their sources."""
-    from ctxmode import sandbox
+    """Enums are ``core.models``' own; bounds come from ``core.config``, as the code's do."""
     from ctxmode.core import models
-    from ctxmode.search import engine
 
-    assert registry.MIN_BUDGET_CHARS == engine.MIN_BUDGET  # both read core.config
-    assert registry.MAX_TIMEOUT_S == sandbox.MAX_TIMEOUT_S
     write = {p.name: p.schema for p in registry.TOOL["write_context"].params}
     assert write["type"]["enum"] == list(models.CONTEXT_TYPES)
     assert write["relation"]["enum"] == list(models.RELATIONS)
