@@ -71,17 +71,36 @@ _MEMO: dict[str, str] = {}
 _HAS_CJK: list[re.Pattern[str]] = []
 
 
+def _has_cjk_pattern() -> re.Pattern[str]:
+    if not _HAS_CJK:
+        import re
+
+        _HAS_CJK.append(re.compile(f"[{CJK_CLASS}]"))
+    return _HAS_CJK[0]
+
+
+#: Name of the SQL function ``has_cjk`` (two text arguments, deterministic).
+HAS_CJK_FUNCTION = "ctxmode_has_cjk"
+
+
+def has_cjk(title: object, body: object) -> int:
+    """1 when ``title`` or ``body`` holds a ``CJK_CLASS`` character (what ``CJK_GLOB`` tests,
+    at the speed of one regex scan): the guard of a chunk's ``search_cjk`` row."""
+    pattern = _has_cjk_pattern()
+    for text in (title, body):
+        if isinstance(text, str) and pattern.search(text):
+            return 1
+    return 0
+
+
 def prepare(texts: list[str]) -> None:
     """Compute the bigrams of those ``texts`` that hold CJK (the others get no ``search_cjk``
     row) before the transaction whose triggers ask for them, outside the write lock; what the
     previous call computed is dropped."""
     _MEMO.clear()
-    if not _HAS_CJK:
-        import re
-
-        _HAS_CJK.append(re.compile(f"[{CJK_CLASS}]"))
+    pattern = _has_cjk_pattern()
     for text in texts:
-        if text and text not in _MEMO and _HAS_CJK[0].search(text):
+        if text and text not in _MEMO and pattern.search(text):
             _MEMO[text] = " ".join(tokens(text))
 
 

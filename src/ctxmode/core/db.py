@@ -190,6 +190,8 @@ def _connect(path: str) -> sqlite3.Connection:
         # text holding CJK characters.
         conn.create_function(cjk.SQL_FUNCTION, 1, cjk.bigrams, deterministic=True)
         conn.create_function(names.SQL_FUNCTION, 1, names.names, deterministic=True)
+        conn.create_function(names.VOCAB_FUNCTION, 1, names.vocab)
+        conn.create_function(cjk.HAS_CJK_FUNCTION, 2, cjk.has_cjk, deterministic=True)
         conn.execute(f"PRAGMA busy_timeout = {config.BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA foreign_keys = ON")
         mode = conn.execute("PRAGMA journal_mode").fetchone()[0]

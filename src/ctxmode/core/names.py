@@ -21,6 +21,7 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
+    from collections.abc import Iterable
 
 #: Name of the SQL function (one text argument, deterministic).
 SQL_FUNCTION = "ctxmode_names"
@@ -45,36 +46,63 @@ def _patterns() -> list[re.Pattern[str]]:
     return _WORD
 
 
-#: Names computed ahead of a write (``prepare``), read by the trigger's call for that text.
+#: Name of the SQL function that gives a chunk's names for the vocabulary (``search_names``).
+VOCAB_FUNCTION = "ctxmode_vocab"
+
+#: ``vocab`` answers computed ahead of a write (``prepare``), read by the trigger's call.
 _MEMO: dict[str, str] = {}
 
 
-def prepare(texts: list[str]) -> None:
-    """Compute the names (and the CJK bigrams, ``cjk.prepare``) of ``texts`` now, before the
-    transaction whose triggers will ask for them: that work is done outside the write lock,
-    which is then held for SQLite's own only. What the previous call computed is dropped."""
-    from ctxmode.core import cjk
+def prepare(texts: list[str], seen: set[str]) -> None:
+    """Compute ``vocab`` of ``texts`` now, before the transaction whose triggers ask for it:
+    that work is done outside the write lock, which is then held for SQLite's own only. What
+    the previous call computed is dropped.
+
+    ``seen`` holds the words already judged in this run (a folder's files share most of their
+    words): they are not judged again, and their names are not given again (the vocabulary
+    already has them, or gets them from the row that first held them). It grows here.
+    """
+    import json
 
     _MEMO.clear()
-    cjk.prepare(texts)
+    word = _patterns()[0]
     for text in texts:
-        if text and text not in _MEMO:
-            _MEMO[text] = names(text)
+        if not text or text in _MEMO:
+            continue
+        tokens = set(word.findall(text))
+        tokens.difference_update(seen)
+        seen.update(tokens)
+        found = _judge(tokens) if tokens else {}
+        _MEMO[text] = json.dumps(list(found), ensure_ascii=False) if found else "[]"
+
+
+def vocab(text: object) -> str:
+    """The names of ``text`` as a JSON array, for ``json_each`` in the chunk trigger
+    (``index_schema.m015_name_vocabulary``); what ``prepare`` computed when it did."""
+    if not isinstance(text, str) or not text:
+        return "[]"
+    known = _MEMO.get(text)
+    if known is not None:
+        return known
+    import json
+
+    return json.dumps(list(_judge(dict.fromkeys(_patterns()[0].findall(text)))))
 
 
 def names(text: object) -> str:
     """The distinct names of ``text``, space-separated (``''`` for NULL or no name)."""
     if not isinstance(text, str) or not text:
         return ""
-    if _MEMO:
-        known = _MEMO.get(text)
-        if known is not None:
-            return known
-    word, marked, latin, cjk = _patterns()
-    seen: dict[str, None] = {}
     # Each distinct word once, in order of first appearance (a repeated word adds nothing):
     # the same output as judging every occurrence, at a fraction of the cost on code.
-    for tok in dict.fromkeys(word.findall(text)):
+    return " ".join(_judge(dict.fromkeys(_patterns()[0].findall(text))))
+
+
+def _judge(tokens: Iterable[str]) -> dict[str, None]:
+    """The names among ``tokens`` (words of 3+ word characters), in their order."""
+    _word, marked, latin, cjk = _patterns()
+    seen: dict[str, None] = {}
+    for tok in tokens:
         if tok in seen:
             continue
         if not tok.isascii() and cjk.search(tok):
@@ -93,4 +121,4 @@ def names(text: object) -> str:
             continue  # a plain short word: no inner capital, digit or underscore (fast path)
         elif marked.search(tok):
             seen[tok] = None
-    return " ".join(seen)
+    return seen

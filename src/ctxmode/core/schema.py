@@ -594,6 +594,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _later("schema_later", "m012_link_baselines"),
     _later("index_schema", "m013_lean_chunks"),
     _later("schema_later", "m014_index_upkeep"),
+    _later("index_schema", "m015_name_vocabulary"),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

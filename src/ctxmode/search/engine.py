@@ -542,11 +542,18 @@ def _nearest_written_word(
         return None
     grams = sq.trigrams(word)
     band = f" AND search_trigram.rowid BETWEEN {span[0]} AND {span[1]}" if span else ""
+    expression = " OR ".join(sq.quote(g) for g in dict.fromkeys(grams))
     rows = conn.execute(
         "SELECT s.title || ' ' || s.body FROM search_trigram JOIN search_items s "
         f"ON s.id = search_trigram.rowid WHERE search_trigram MATCH ?{band} "
         f"ORDER BY bm25(search_trigram) LIMIT {TYPO_ITEMS}",
-        (" OR ".join(sq.quote(g) for g in dict.fromkeys(grams)),),
+        (expression,),
+    ).fetchall()
+    # Documents' words are in the name vocabulary (every word of LONG_WORD+ letters is a name).
+    rows += conn.execute(
+        "SELECT n.name FROM search_names_fts f JOIN search_names n ON n.id = f.rowid "
+        f"WHERE search_names_fts MATCH ? ORDER BY bm25(search_names_fts) LIMIT {TYPO_ITEMS}",
+        (expression,),
     ).fetchall()
     counts = _word_counts(rows, lambda tok: abs(len(tok) - len(word)) <= limit and tok != word)
     scored = [

@@ -2,7 +2,7 @@
 
 A *source* is the unit that was indexed: one file, one folder (many files), one piece of content,
 one fetched URL or one sandbox output, named by a unique label. Invariants:
-- a file-backed source is written in short transactions (``TXN_TARGET_S`` each, a file's
+- a file-backed source is written in short transactions (``writer.TXN_TARGET_S`` each, a file's
   chunks and its recorded state together unless the file alone is larger), so other writers
   wait at most about that long and a killed run resumes where it stopped; content, fetched
   pages and sandbox output are replaced in one transaction (readers never see half);
@@ -27,13 +27,20 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ctxmode.core import names
 from ctxmode.core.errors import InvalidInput
 from ctxmode.core.redact import redact, redact_env_file
 from ctxmode.knowledge.contexts import absolute_path, normalize_path
 from ctxmode.search.chunking import Piece, chunk_as, chunk_content, chunk_document
 from ctxmode.search.files import Skipped, is_env_file, read_text, walk_files
 from ctxmode.search.sources import SOURCE_KINDS, location_exists, save_walk, walked_files
+from ctxmode.search.writer import (
+    Batcher,
+    FileState,
+    Row,
+    drop_files,
+    index_fresh_names,
+    insert_rows,
+)
 
 if TYPE_CHECKING:
     import sqlite3
@@ -102,21 +109,6 @@ class IndexReport:
         }
 
 
-@dataclass(frozen=True)
-class _FileState:
-    path: str  # project-relative (absolute when allowed outside the project)
-    content_hash: str
-    mtime: float
-    size: int
-
-
-@dataclass(frozen=True)
-class _Row:
-    path: str | None
-    ordinal: int
-    piece: Piece
-
-
 def _sha256(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
@@ -176,192 +168,13 @@ def _upsert_source(
     return int(cur.lastrowid or 0)
 
 
-#: Characters of each of the two previous chunks copied into a chunk's ``context`` column.
-NEIGHBOUR_CHARS = 300
+def _rows(path: str | None, pieces: Sequence[Piece]) -> list[Row]:
+    return [Row(path, i, p) for i, p in enumerate(pieces) if p.content.strip()]
 
 
-def _chars(rows: Sequence[_Row]) -> int:
-    """The characters ``rows`` write (their text and titles, and a row's overhead)."""
-    return sum(len(r.piece.content) + len(r.piece.title) + 200 for r in rows)
-
-
-def _insert_rows(
-    conn: sqlite3.Connection,
-    source_id: int,
-    rows: Iterable[_Row],
-    now: int,
-    tails: dict[tuple[str | None, int], str] | None = None,
-) -> int:
-    """Write ``rows`` (in document order) as chunks of ``source_id``; return how many.
-
-    A chunk's text is stored once, in ``search_items.body``
-    (``core.index_schema.m013_lean_chunks``): the ``chunks`` row keeps its place (source, file,
-    ordinal, kind). Its ``context`` holds the last ``NEIGHBOUR_CHARS`` characters of the chunks
-    at ``ordinal - 2`` and ``ordinal - 1`` of the same file, as ``m005`` defined it.
-    """
-    (label,) = conn.execute("SELECT label FROM sources WHERE id = ?", (source_id,)).fetchone()
-    if tails is None:  # the ends of the chunks written so far (a file over several calls)
-        tails = {}
-    count = 0
-    for row in rows:
-        piece = row.piece
-        cur = conn.execute(
-            "INSERT INTO chunks(source_id, ordinal, title, content, kind, created_at, path) "
-            "VALUES (?, ?, ?, '', ?, ?, ?)",
-            (source_id, row.ordinal, piece.title, piece.kind, now, row.path),
-        )
-        before = tails.get((row.path, row.ordinal - 2), "")
-        last = tails.get((row.path, row.ordinal - 1), "")
-        context = f"{before} {last}".strip(" ")
-        conn.execute(
-            "INSERT INTO search_items(item_kind, ref_id, title, body, source, type, "
-            "created_at, context) VALUES ('chunk', ?, ?, ?, ?, ?, ?, ?)",
-            (cur.lastrowid, piece.title, piece.content, label, piece.kind, now, context),
-        )
-        tails[(row.path, row.ordinal)] = piece.content[-NEIGHBOUR_CHARS:]
-        count += 1
-    return count
-
-
-def _rows(path: str | None, pieces: Sequence[Piece]) -> list[_Row]:
-    return [_Row(path, i, p) for i, p in enumerate(pieces) if p.content.strip()]
-
-
-def _aggregate_hash(states: Iterable[_FileState]) -> str:
+def _aggregate_hash(states: Iterable[FileState]) -> str:
     joined = "\n".join(f"{s.path}\0{s.content_hash}" for s in sorted(states, key=lambda s: s.path))
     return _sha256(joined.encode())
-
-
-# -- writing file-backed sources in short transactions ---------------------------------------
-
-#: A batch of changed files is written in one transaction sized to take about this long
-#: (seconds), so that a hook or a CLI write waiting for the lock waits about this long at most.
-TXN_TARGET_S = 0.02
-#: First batch size (characters of chunk text); later batches adapt to the measured rate.
-_FIRST_BATCH_CHARS = 40_000
-_MIN_BATCH_CHARS = 2_000
-_MAX_BATCH_CHARS = 2_000_000
-#: Rows deleted per transaction when a source's files are dropped.
-_DELETE_BATCH = 200
-
-
-class _Batcher:
-    """Collects changed files and writes them in transactions of about ``TXN_TARGET_S``.
-
-    Each file's chunks and its ``source_files`` row commit together, so a run killed midway
-    leaves every file either fully indexed with its state recorded or untouched: the next run
-    skips the first kind by size and mtime and indexes the rest.
-    """
-
-    def __init__(self, store: Database, source_id: int, now: int) -> None:
-        self.store = store
-        self.source_id = source_id
-        self.now = now
-        self.pending: list[tuple[_FileState, list[_Row]]] = []
-        self.touched: list[_FileState] = []
-        self.chars = 0
-        self.budget = _FIRST_BATCH_CHARS
-        self.written_files = 0
-
-    def add(self, state: _FileState, rows: list[_Row]) -> None:
-        size = _chars(rows)
-        if size > self.budget and len(rows) > 1:
-            self._add_large(state, rows)
-            return
-        self.pending.append((state, rows))
-        self.chars += size
-        if self.chars >= self.budget:
-            self.flush()
-
-    def _add_large(self, state: _FileState, rows: list[_Row]) -> None:
-        """A file larger than one transaction's budget, written over several: its old chunks
-        go with the first, its state is recorded with the last. Killed midway, it is read
-        again by the next run (its recorded state still differs), which replaces the part
-        written; readers may see part of it meanwhile."""
-        self.flush()
-        tails: dict[tuple[str | None, int], str] = {}
-        part: list[_Row] = []
-        size = 0
-        first = True
-        for index, row in enumerate(rows):
-            part.append(row)
-            size += _chars([row])
-            last = index == len(rows) - 1
-            if not last and size < self.budget:
-                continue
-            _prepare(part)
-            started = time.perf_counter()
-            with self.store.transaction() as conn:
-                if first:
-                    conn.execute(
-                        "DELETE FROM chunks WHERE source_id = ? AND path = ?",
-                        (self.source_id, state.path),
-                    )
-                _insert_rows(conn, self.source_id, part, self.now, tails)
-                if last:
-                    _record_states(conn, self.source_id, [state])
-            _prepare([])
-            self._adapt(size, time.perf_counter() - started)
-            part, size, first = [], 0, False
-        self.written_files += 1
-
-    def _adapt(self, chars: int, elapsed: float) -> None:
-        if elapsed > 0:
-            rate = chars / elapsed
-            self.budget = int(min(_MAX_BATCH_CHARS, max(_MIN_BATCH_CHARS, rate * TXN_TARGET_S)))
-
-    def touch(self, state: _FileState) -> None:
-        """Record a new mtime for a file whose content did not change."""
-        self.touched.append(state)
-        if len(self.touched) >= 500:
-            self.flush()
-
-    def flush(self) -> None:
-        if not self.pending and not self.touched:
-            return
-        _prepare([r for _, rows in self.pending for r in rows])
-        started = time.perf_counter()
-        with self.store.transaction() as conn:
-            for state, rows in self.pending:
-                conn.execute(
-                    "DELETE FROM chunks WHERE source_id = ? AND path = ?",
-                    (self.source_id, state.path),
-                )
-                _insert_rows(conn, self.source_id, rows, self.now)
-            _record_states(conn, self.source_id, [s for s, _ in self.pending] + self.touched)
-        _prepare([])
-        if self.pending:
-            self._adapt(self.chars, time.perf_counter() - started)
-        self.written_files += len(self.pending)
-        self.pending, self.touched, self.chars = [], [], 0
-
-
-def _prepare(rows: Sequence[_Row]) -> None:
-    """Names and bigrams of ``rows`` computed before their transaction (``[]``: freed)."""
-    names.prepare([t for r in rows for t in (r.piece.title, r.piece.content)])
-
-
-def _record_states(conn: sqlite3.Connection, source_id: int, states: Sequence[_FileState]) -> None:
-    conn.executemany(
-        "INSERT INTO source_files(source_id, path, content_hash, mtime, bytes) "
-        "VALUES (?, ?, ?, ?, ?) ON CONFLICT(source_id, path) DO UPDATE SET "
-        "content_hash = excluded.content_hash, mtime = excluded.mtime, bytes = excluded.bytes",
-        [(source_id, s.path, s.content_hash, s.mtime, s.size) for s in states],
-    )
-
-
-def _drop_files(store: Database, source_id: int, paths: Sequence[str]) -> None:
-    """Delete the chunks and recorded state of ``paths``, a few files per transaction."""
-    for start in range(0, len(paths), _DELETE_BATCH):
-        part = paths[start : start + _DELETE_BATCH]
-        with store.transaction() as conn:
-            for rel in part:
-                conn.execute(
-                    "DELETE FROM chunks WHERE source_id = ? AND path IS ?", (source_id, rel)
-                )
-                conn.execute(
-                    "DELETE FROM source_files WHERE source_id = ? AND path = ?", (source_id, rel)
-                )
 
 
 def _sync_files(
@@ -373,13 +186,13 @@ def _sync_files(
     is_dir: bool,
     now: int,
     progress: Progress | None,
-) -> tuple[list[_FileState], bool]:
+) -> tuple[list[FileState], bool]:
     """Bring ``source_id``'s chunks in line with ``files``; return their states and whether
     anything was written.
 
     A file whose size and mtime match its recorded state is not read; one whose bytes hash to
     the recorded hash only gets its new mtime; the others are chunked again. Recorded files no
-    longer in ``files`` lose their chunks. Writes go through ``_Batcher`` (short transactions).
+    longer in ``files`` lose their chunks. Writes go through ``Batcher`` (short transactions).
     """
     known = {
         r[0]: (r[1], r[2], r[3])
@@ -388,8 +201,8 @@ def _sync_files(
             (source_id,),
         )
     }
-    batch, root = _Batcher(store, source_id, now), str(store.root)
-    states: list[_FileState] = []
+    batch, root = Batcher(store, source_id, now), str(store.root)
+    states: list[FileState] = []
     total = len(files)
     for done, rel in enumerate(files, start=1):
         file_path = os.path.join(root, rel)  # strings: ~3 us a file, a Path ~25
@@ -399,13 +212,13 @@ def _sync_files(
             stat = None
         old = known.get(rel)
         if stat is not None and old and old[1] == stat.st_mtime and old[2] == stat.st_size:
-            states.append(_FileState(rel, old[0], stat.st_mtime, stat.st_size))
+            states.append(FileState(rel, old[0], stat.st_mtime, stat.st_size))
         else:
             text, reason, raw = read_text(absolute_path(store, rel))
             if text is None or stat is None:
                 skipped.append(Skipped(rel, reason or "skipped"))
             else:
-                state = _FileState(rel, _sha256(raw), stat.st_mtime, len(raw))
+                state = FileState(rel, _sha256(raw), stat.st_mtime, len(raw))
                 states.append(state)
                 if old and old[0] == state.content_hash:
                     batch.touch(state)
@@ -417,11 +230,11 @@ def _sync_files(
     batch.flush()
     seen = {s.path for s in states}
     removed = [p for p in known if p not in seen]
-    _drop_files(store, source_id, removed)
+    drop_files(store, source_id, removed)
     return states, bool(batch.written_files or removed)
 
 
-def _finish_source(store: Database, source_id: int, states: Sequence[_FileState], now: int) -> int:
+def _finish_source(store: Database, source_id: int, states: Sequence[FileState], now: int) -> int:
     """Record a file-backed source's aggregate state; return its chunk count."""
     with store.transaction() as conn:
         conn.execute(
@@ -457,7 +270,7 @@ def _file_source(store: Database, label: str, location: str, now: int) -> tuple[
                 "SELECT DISTINCT path FROM chunks WHERE source_id = ?", (row[0],)
             )
         ]
-        _drop_files(store, int(row[0]), paths)
+        drop_files(store, int(row[0]), paths)
         with store.transaction() as conn:
             conn.execute("DELETE FROM source_files WHERE source_id = ?", (row[0],))
     with store.transaction() as conn:
@@ -502,6 +315,7 @@ def index_path(
         store, source_id, files, skipped, is_dir=is_dir, now=ts, progress=progress
     )
     count = _finish_source(store, source_id, states, ts)
+    index_fresh_names(store)
     save_walk(store, source_id, seen)
     status = "indexed" if is_new else "refreshed" if wrote else "unchanged"
     indexed = IndexedSource(
@@ -593,7 +407,8 @@ def index_pieces(
         )
         conn.execute("DELETE FROM chunks WHERE source_id = ?", (source_id,))
         conn.execute("DELETE FROM source_files WHERE source_id = ?", (source_id,))
-        count = _insert_rows(conn, source_id, rows, ts)
+        count = insert_rows(conn, source_id, rows, ts)
+    index_fresh_names(store)
     return IndexReport((IndexedSource(label, kind, location, "indexed", 0, count, size),))
 
 
@@ -614,7 +429,7 @@ def _refresh_one(
             )
         ]
         if paths:
-            _drop_files(store, source_id, paths)
+            drop_files(store, source_id, paths)
             with store.transaction() as conn:
                 conn.execute("DELETE FROM chunks WHERE source_id = ?", (source_id,))
                 conn.execute(
@@ -641,6 +456,7 @@ def _refresh_one(
         ).fetchone()[0]
         return IndexedSource(label, "file", location, "unchanged", len(states), count, size), []
     count = _finish_source(store, source_id, states, now)
+    index_fresh_names(store)
     return IndexedSource(label, "file", location, "refreshed", len(states), count, size), skipped
 
 

@@ -67,7 +67,9 @@ BODY_WEIGHT = 1.0
 #: than the item's own.
 CONTEXT_WEIGHT = 0.3
 #: Fusion weights of the ranked lists; porter words are the most precise signal.
-ARM_WEIGHTS = {"porter": 1.0, "trigram": 0.6, "bigram": 1.0, "substring": 1.0}
+ARM_WEIGHTS = {"porter": 1.0, "trigram": 0.6, "names": 0.6, "bigram": 1.0, "substring": 1.0}
+#: Names of the vocabulary a substring query goes on with (the shortest: the closest to it).
+NAMES_PER_QUERY = 48
 #: A Latin word found as a whole word in this many items is left out of the trigram list: the
 #: porter list already ranks that many items for it, and ranking its trigram phrase over every
 #: item holding it was the costliest query of a search (LoCoMo and DevBench recall unchanged).
@@ -133,6 +135,62 @@ def fts_list(
         f"ORDER BY bm25({table}, {weights}) LIMIT {ARM_DEPTH}"
     )
     return [int(r[0]) for r in conn.execute(sql, [expression, *params])]
+
+
+def matching_names(conn: sqlite3.Connection, words: list[str], limit: int) -> list[str]:
+    """Names of the document vocabulary (``search_names``) holding one of ``words``, shortest
+    first, at most ``limit``: from its trigram index, and from a scan of the names an indexer
+    has added but not yet indexed (``search.writer.index_fresh_names``)."""
+    expression = " OR ".join(sq.quote(w) for w in words)
+    found = {
+        str(r[0])
+        for r in conn.execute(
+            "SELECT n.name FROM search_names_fts f JOIN search_names n ON n.id = f.rowid "
+            "WHERE search_names_fts MATCH ?",
+            (expression,),
+        )
+    }
+    like = " OR ".join("name LIKE ? ESCAPE '\\'" for _ in words)
+    patterns = [
+        "%" + w.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%" for w in words
+    ]
+    found.update(
+        str(r[0])
+        for r in conn.execute(
+            f"SELECT name FROM search_names WHERE fresh = 1 AND ({like})", patterns
+        )
+    )
+    return sorted(found, key=lambda n: (len(n), n))[:limit]
+
+
+def names_list(
+    conn: sqlite3.Connection,
+    words: list[str],
+    where: str,
+    params: list[Any],
+    span: tuple[int, int] | None,
+) -> list[int]:
+    """Document chunks holding a name that holds one of ``words``, best BM25 first: the
+    trigram list of documents (``core.index_schema.m015_name_vocabulary``).
+
+    The names come from the vocabulary; the items holding them from ``search_fts`` (a name is
+    a phrase of its porter tokens, in the title or the body) and, for names written inside
+    CJK text ("FastAPI框架"), from ``search_cjk``.
+    """
+    found = matching_names(conn, words, NAMES_PER_QUERY)
+    if not found:
+        return []
+    phrases = " OR ".join(sq.quote(n) for n in found)
+    ids = fts_list(conn, "search_fts", "{title body} : (" + phrases + ")", where, params, span)
+    if _has_cjk_items(conn):
+        seen = set(ids)
+        more = fts_list(conn, "search_cjk", phrases, where, params, span)
+        ids.extend(i for i in more if i not in seen)
+    return ids[:ARM_DEPTH]
+
+
+def _has_cjk_items(conn: sqlite3.Connection) -> bool:
+    return conn.execute("SELECT 1 FROM search_cjk LIMIT 1").fetchone() is not None
 
 
 def word_scores(
@@ -231,6 +289,9 @@ def fuse(
         # 1 / 90): the list would only reorder porter matches, at the cost of the search's
         # most expensive query. LoCoMo R@5 0.691 -> 0.692, DevBench unchanged.
         arms.append(("trigram", fts_list(conn, "search_trigram", trigram, where, params, span)))
+        found = names_list(conn, sq.trigram_words(parsed, skip), where, params, span)
+        if found:
+            arms.append(("names", found))
     bigram = sq.bigram_expression(parsed)
     if bigram:
         arms.append(("bigram", fts_list(conn, "search_cjk", bigram, where, params, span)))

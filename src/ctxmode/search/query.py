@@ -181,13 +181,19 @@ def trigram_expression(query: ParsedQuery, skip: frozenset[str] = frozenset()) -
     Latin words in ``skip`` are left out (the caller passes the words the porter index already
     finds as whole words, where the trigram list would mostly repeat it at a higher cost).
     """
-    parts = [
-        t.text
-        for t in query.terms
-        if not t.cjk and len(t.text) >= TRIGRAM_MIN_WORD and t.text not in skip
-    ]
-    unique = list(dict.fromkeys(parts))
+    unique = trigram_words(query, skip)
     return " OR ".join(quote(p) for p in unique) if unique else None
+
+
+def trigram_words(query: ParsedQuery, skip: frozenset[str] = frozenset()) -> list[str]:
+    """The words of ``trigram_expression``, once each, in query order."""
+    return list(
+        dict.fromkeys(
+            t.text
+            for t in query.terms
+            if not t.cjk and len(t.text) >= TRIGRAM_MIN_WORD and t.text not in skip
+        )
+    )
 
 
 def short_cjk_terms(query: ParsedQuery) -> tuple[str, ...]:

@@ -1,0 +1,274 @@
+"""Writing a source's chunks: short transactions, the search index written in bulk.
+
+``Batcher`` collects changed files and writes them in transactions of about ``TXN_TARGET_S``
+(a file's chunks and its recorded state together, unless the file alone is larger), so other
+writers wait at most about that long and a killed run resumes where it stopped.
+``insert_rows`` writes chunks with their ``search_items`` rows and, in bulk, their rows of
+``search_fts``, ``search_cjk`` and the name vocabulary (``core.index_schema.m015_name_vocabulary``);
+``index_fresh_names`` gives a run's new names their trigram rows at its end.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ctxmode.core import cjk, names
+from ctxmode.search.chunking import Piece
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from ctxmode.core.db import Database
+
+
+@dataclass(frozen=True)
+class FileState:
+    path: str  # project-relative (absolute when allowed outside the project)
+    content_hash: str
+    mtime: float
+    size: int
+
+
+@dataclass(frozen=True)
+class Row:
+    path: str | None
+    ordinal: int
+    piece: Piece
+
+
+#: Characters of each of the two previous chunks copied into a chunk's ``context`` column.
+NEIGHBOUR_CHARS = 300
+
+
+def _chars(rows: Sequence[Row]) -> int:
+    """The characters ``rows`` write (their text and titles, and a row's overhead)."""
+    return sum(len(r.piece.content) + len(r.piece.title) + 200 for r in rows)
+
+
+def insert_rows(
+    conn: sqlite3.Connection,
+    source_id: int,
+    rows: Iterable[Row],
+    now: int,
+    tails: dict[tuple[str | None, int], str] | None = None,
+) -> int:
+    """Write ``rows`` (in document order) as chunks of ``source_id``; return how many.
+
+    A chunk's text is stored once, in ``search_items.body``
+    (``core.index_schema.m013_lean_chunks``): the ``chunks`` row keeps its place (source, file,
+    ordinal, kind). Its ``context`` holds the last ``NEIGHBOUR_CHARS`` characters of the chunks
+    at ``ordinal - 2`` and ``ordinal - 1`` of the same file, as ``m005`` defined it. The
+    items' rows in ``search_fts`` and ``search_cjk`` and their new names in the vocabulary
+    are written here in bulk (``m015_name_vocabulary``: a trigger would flush FTS5 per chunk).
+    """
+    (label,) = conn.execute("SELECT label FROM sources WHERE id = ?", (source_id,)).fetchone()
+    if tails is None:  # the ends of the chunks written so far (a file over several calls)
+        tails = {}
+    porter: list[tuple[int, str, str, str]] = []
+    bigram: list[tuple[int, str, str]] = []
+    vocab: list[str] = []
+    for row in rows:
+        piece = row.piece
+        cur = conn.execute(
+            "INSERT INTO chunks(source_id, ordinal, title, content, kind, created_at, path) "
+            "VALUES (?, ?, ?, '', ?, ?, ?)",
+            (source_id, row.ordinal, piece.title, piece.kind, now, row.path),
+        )
+        before = tails.get((row.path, row.ordinal - 2), "")
+        last = tails.get((row.path, row.ordinal - 1), "")
+        context = f"{before} {last}".strip(" ")
+        cur = conn.execute(
+            "INSERT INTO search_items(item_kind, ref_id, title, body, source, type, "
+            "created_at, context) VALUES ('chunk', ?, ?, ?, ?, ?, ?, ?)",
+            (cur.lastrowid, piece.title, piece.content, label, piece.kind, now, context),
+        )
+        item = int(cur.lastrowid or 0)
+        porter.append((item, piece.title, piece.content, context))
+        if cjk.has_cjk(piece.title, piece.content):
+            bigram.append((item, cjk.bigrams(piece.title), cjk.bigrams(piece.content)))
+        vocab.append(names.vocab(f"{piece.title}\n{piece.content}"))
+        tails[(row.path, row.ordinal)] = piece.content[-NEIGHBOUR_CHARS:]
+    conn.executemany(
+        "INSERT INTO search_fts(rowid, title, body, context) VALUES (?, ?, ?, ?)", porter
+    )
+    if bigram:
+        conn.executemany("INSERT INTO search_cjk(rowid, title, body) VALUES (?, ?, ?)", bigram)
+    fresh = {name for found in vocab if found != "[]" for name in json.loads(found)}
+    if fresh:  # their trigram rows come in bulk at the end of the run (``index_fresh_names``)
+        conn.executemany(
+            "INSERT OR IGNORE INTO search_names(name) VALUES (?)", [(n,) for n in fresh]
+        )
+    return len(porter)
+
+
+#: Names given their trigram rows per transaction by ``index_fresh_names``.
+NAMES_PER_TXN = 5_000
+
+
+def index_fresh_names(store: Database) -> int:
+    """Give the vocabulary's ``fresh`` names their rows in ``search_names_fts``, a few
+    thousand per transaction; return how many.
+
+    The indexer leaves a run's new names fresh and indexes them here at its end: one FTS5 write
+    of thousands of names costs a fraction of one per chunk batch (a segment and its merges per
+    commit). Until then search finds them by a scan of the fresh names
+    (``search.lists.matching_names``); a run killed before this leaves them for the next.
+    """
+    done = 0
+    while True:
+        with store.transaction() as conn:
+            row = conn.execute(
+                "SELECT max(id), count(*) FROM (SELECT id FROM search_names WHERE fresh = 1 "
+                "ORDER BY id LIMIT ?)",
+                (NAMES_PER_TXN,),
+            ).fetchone()
+            if not row[1]:
+                return done
+            bound = int(row[0])
+            conn.execute(
+                "INSERT INTO search_names_fts(rowid, name) SELECT id, name FROM search_names "
+                "WHERE fresh = 1 AND id <= ?",
+                (bound,),
+            )
+            conn.execute("UPDATE search_names SET fresh = 0 WHERE fresh = 1 AND id <= ?", (bound,))
+            done += int(row[1])
+
+
+# -- writing file-backed sources in short transactions ---------------------------------------
+
+#: A batch of changed files is written in one transaction sized to take about this long
+#: (seconds), so that a hook or a CLI write waiting for the lock waits about this long at most.
+TXN_TARGET_S = 0.02
+#: First batch size (characters of chunk text); later batches adapt to the measured rate.
+_FIRST_BATCH_CHARS = 40_000
+_MIN_BATCH_CHARS = 2_000
+_MAX_BATCH_CHARS = 2_000_000
+#: Rows deleted per transaction when a source's files are dropped.
+_DELETE_BATCH = 200
+
+
+class Batcher:
+    """Collects changed files and writes them in transactions of about ``TXN_TARGET_S``.
+
+    Each file's chunks and its ``source_files`` row commit together, so a run killed midway
+    leaves every file either fully indexed with its state recorded or untouched: the next run
+    skips the first kind by size and mtime and indexes the rest.
+    """
+
+    def __init__(self, store: Database, source_id: int, now: int) -> None:
+        self.store = store
+        self.source_id = source_id
+        self.now = now
+        self.pending: list[tuple[FileState, list[Row]]] = []
+        self.touched: list[FileState] = []
+        self.chars = 0
+        self.budget = _FIRST_BATCH_CHARS
+        self.written_files = 0
+        #: Words whose names this run has already given the vocabulary (``names.prepare``).
+        self.seen: set[str] = set()
+
+    def add(self, state: FileState, rows: list[Row]) -> None:
+        size = _chars(rows)
+        if size > self.budget and len(rows) > 1:
+            self._add_large(state, rows)
+            return
+        self.pending.append((state, rows))
+        self.chars += size
+        if self.chars >= self.budget:
+            self.flush()
+
+    def _add_large(self, state: FileState, rows: list[Row]) -> None:
+        """A file larger than one transaction's budget, written over several: its old chunks
+        go with the first, its state is recorded with the last. Killed midway, it is read
+        again by the next run (its recorded state still differs), which replaces the part
+        written; readers may see part of it meanwhile."""
+        self.flush()
+        tails: dict[tuple[str | None, int], str] = {}
+        part: list[Row] = []
+        size = 0
+        first = True
+        for index, row in enumerate(rows):
+            part.append(row)
+            size += _chars([row])
+            last = index == len(rows) - 1
+            if not last and size < self.budget:
+                continue
+            _prepare(part, self.seen)
+            started = time.perf_counter()
+            with self.store.transaction() as conn:
+                if first:
+                    conn.execute(
+                        "DELETE FROM chunks WHERE source_id = ? AND path = ?",
+                        (self.source_id, state.path),
+                    )
+                insert_rows(conn, self.source_id, part, self.now, tails)
+                if last:
+                    record_states(conn, self.source_id, [state])
+            _prepare([], self.seen)
+            self._adapt(size, time.perf_counter() - started)
+            part, size, first = [], 0, False
+        self.written_files += 1
+
+    def _adapt(self, chars: int, elapsed: float) -> None:
+        if elapsed > 0:
+            rate = chars / elapsed
+            self.budget = int(min(_MAX_BATCH_CHARS, max(_MIN_BATCH_CHARS, rate * TXN_TARGET_S)))
+
+    def touch(self, state: FileState) -> None:
+        """Record a new mtime for a file whose content did not change."""
+        self.touched.append(state)
+        if len(self.touched) >= 500:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.pending and not self.touched:
+            return
+        _prepare([r for _, rows in self.pending for r in rows], self.seen)
+        started = time.perf_counter()
+        with self.store.transaction() as conn:
+            for state, rows in self.pending:
+                conn.execute(
+                    "DELETE FROM chunks WHERE source_id = ? AND path = ?",
+                    (self.source_id, state.path),
+                )
+                insert_rows(conn, self.source_id, rows, self.now)
+            record_states(conn, self.source_id, [s for s, _ in self.pending] + self.touched)
+        _prepare([], self.seen)
+        if self.pending:
+            self._adapt(self.chars, time.perf_counter() - started)
+        self.written_files += len(self.pending)
+        self.pending, self.touched, self.chars = [], [], 0
+
+
+def _prepare(rows: Sequence[Row], seen: set[str]) -> None:
+    """Names and bigrams of ``rows`` computed before their transaction (``[]``: freed);
+    ``seen``: the words judged so far in this run (``names.prepare``)."""
+    cjk.prepare([t for r in rows for t in (r.piece.title, r.piece.content)])
+    names.prepare([f"{r.piece.title}\n{r.piece.content}" for r in rows], seen)
+
+
+def record_states(conn: sqlite3.Connection, source_id: int, states: Sequence[FileState]) -> None:
+    conn.executemany(
+        "INSERT INTO source_files(source_id, path, content_hash, mtime, bytes) "
+        "VALUES (?, ?, ?, ?, ?) ON CONFLICT(source_id, path) DO UPDATE SET "
+        "content_hash = excluded.content_hash, mtime = excluded.mtime, bytes = excluded.bytes",
+        [(source_id, s.path, s.content_hash, s.mtime, s.size) for s in states],
+    )
+
+
+def drop_files(store: Database, source_id: int, paths: Sequence[str]) -> None:
+    """Delete the chunks and recorded state of ``paths``, a few files per transaction."""
+    for start in range(0, len(paths), _DELETE_BATCH):
+        part = paths[start : start + _DELETE_BATCH]
+        with store.transaction() as conn:
+            for rel in part:
+                conn.execute(
+                    "DELETE FROM chunks WHERE source_id = ? AND path IS ?", (source_id, rel)
+                )
+                conn.execute(
+                    "DELETE FROM source_files WHERE source_id = ? AND path = ?", (source_id, rel)
+                )
