@@ -9,6 +9,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from conftest import CTXMODE
 from ctxmode import Store
 from ctxmode.core.errors import StoreUnavailable
@@ -46,14 +48,41 @@ def _files(db: Path) -> list[tuple[object, ...]]:
         ).fetchall()
 
 
-def _start_index(project: Path) -> subprocess.Popen[bytes]:
+def _start_index(project: Path, workers: str = "0") -> subprocess.Popen[bytes]:
     assert CTXMODE
     return subprocess.Popen(
         [CTXMODE, "index", "--json", "docs"],
         cwd=project,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        env={**os.environ, "CTXMODE_INDEX_WORKERS": workers},
     )
+
+
+def _children(pid: int) -> set[int]:
+    """Processes whose parent is ``pid`` (Linux ``/proc``)."""
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.add(int(entry))
+    return found
+
+
+def _alive(pids: set[int]) -> set[int]:
+    alive = set()
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            alive.add(pid)
+    return alive
 
 
 def _wait_for_files(db: Path, proc: subprocess.Popen[bytes], at_least: int) -> int:
@@ -71,18 +100,27 @@ def _wait_for_files(db: Path, proc: subprocess.Popen[bytes], at_least: int) -> i
     return -1
 
 
-def test_kill_mid_index_then_rerun_equals_one_clean_run(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", ["0", "1"])
+def test_kill_mid_index_then_rerun_equals_one_clean_run(tmp_path: Path, workers: str) -> None:
+    """Killed with ``kill -9`` midway (files prepared in the indexing process, or in a worker
+    process that must end with it), the rerun gives the store of one clean run."""
     killed, clean = tmp_path / "killed", tmp_path / "clean"
     for root in (killed, clean):
         (root / ".git").mkdir(parents=True)
         _write_docs(root, 160)
     db = killed / ".context" / "context.db"
     Store.open(db).close()
-    proc = _start_index(killed)
+    proc = _start_index(killed, workers)
     done = _wait_for_files(db, proc, 20)
+    children = _children(proc.pid)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert 20 <= done < 160, "the index finished before it could be killed; add files"
+    assert len(children) == int(workers), children
+    deadline = time.monotonic() + 10
+    while _alive(children) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(children), "a worker outlived the killed index"
     with Store.open(db) as store:
         midway = len(_files(db))
         assert 0 < midway < 160
@@ -238,3 +276,39 @@ def test_refresh_skips_the_walk_while_no_folder_changed(store: Store, project: P
     _age(docs)
     refresh_sources(store)
     assert paths() == ["docs/guide.md"]
+
+
+def test_worker_processes_give_the_store_of_one_process(tmp_path: Path) -> None:
+    """``ctxmode index`` with two worker processes preparing files writes the same chunks,
+    bigrams and names as preparing them in the indexing process."""
+    stores = []
+    for workers in ("0", "2"):
+        root = tmp_path / f"w{workers}"
+        (root / ".git").mkdir(parents=True)
+        _write_docs(root, 90, paragraphs=4)
+        for i in range(12):
+            (root / "docs" / f"zh{i}.md").write_text(
+                f"# 教程 {i}\n\n我们用FastAPI框架写接口{i}，get_user_{i} 返回用户。\n",
+                encoding="utf-8",
+            )
+            (root / "docs" / f"mod{i}.py").write_text(
+                f"ACCESS_TTL_{i} = 60\n\n\ndef get_current_user_{i}(token):\n    return token\n"
+            )
+        db = root / ".context" / "context.db"
+        Store.open(db).close()
+        proc = _start_index(root, workers)
+        assert proc.wait(timeout=120) == 0
+        stores.append(db)
+    first, second = stores
+    assert _files(first) == _files(second) and len(_files(first)) == 114
+    assert _chunks(first) == _chunks(second)
+    for sql in (
+        "SELECT name FROM search_names ORDER BY name",
+        "SELECT count(*) FROM search_cjk",
+        "SELECT count(*) FROM search_names WHERE fresh = 1",
+    ):
+        with sqlite3.connect(first) as a, sqlite3.connect(second) as b:
+            assert a.execute(sql).fetchall() == b.execute(sql).fetchall(), sql
+    with Store.open(second) as store:
+        assert search(store, "current_user_7").hits
+        assert search(store, "框架").hits

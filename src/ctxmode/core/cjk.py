@@ -58,16 +58,14 @@ def tokens(text: str) -> list[str]:
     """The bigrams of each CJK run of ``text`` and its other words (lowercased), in order."""
     out: list[str] = []
     for tok in _token().findall(text.lower()):
-        if is_cjk_char(tok[0]):
-            if len(tok) > 1:
-                out.extend([tok[i : i + 2] for i in range(len(tok) - 1)])
-        else:
+        first = tok[0]
+        if first < "\u3040" or not is_cjk_char(first):
             out.append(tok)
+        elif len(tok) > 1:
+            out.extend(map(str.__add__, tok, tok[1:]))
     return out
 
 
-#: Bigrams computed ahead of a write (``prepare``), read by the trigger's call for that text.
-_MEMO: dict[str, str] = {}
 _HAS_CJK: list[re.Pattern[str]] = []
 
 
@@ -93,23 +91,8 @@ def has_cjk(title: object, body: object) -> int:
     return 0
 
 
-def prepare(texts: list[str]) -> None:
-    """Compute the bigrams of those ``texts`` that hold CJK (the others get no ``search_cjk``
-    row) before the transaction whose triggers ask for them, outside the write lock; what the
-    previous call computed is dropped."""
-    _MEMO.clear()
-    pattern = _has_cjk_pattern()
-    for text in texts:
-        if text and text not in _MEMO and pattern.search(text):
-            _MEMO[text] = " ".join(tokens(text))
-
-
 def bigrams(text: object) -> str:
     """``tokens(text)`` joined by spaces: the text ``search_cjk`` indexes (``''`` for NULL)."""
     if not isinstance(text, str) or not text:
         return ""
-    if _MEMO:
-        known = _MEMO.get(text)
-        if known is not None:
-            return known
     return " ".join(tokens(text))

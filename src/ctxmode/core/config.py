@@ -200,6 +200,21 @@ def is_disabled() -> bool:
     return os.environ.get(ENV_DISABLE, "").strip().lower() in {"1", "true", "yes", "on"}
 
 
+#: Worker processes that prepare files for ``ctxmode index`` (``search.prepare``): a number,
+#: 0 for none; unset: one per core but one, at most ``MAX_INDEX_WORKERS``, and only for a
+#: large folder.
+ENV_INDEX_WORKERS = "CTXMODE_INDEX_WORKERS"
+MAX_INDEX_WORKERS = 4
+
+
+def index_workers() -> tuple[int, bool]:
+    """(worker processes for indexing, whether the user set that number)."""
+    value = os.environ.get(ENV_INDEX_WORKERS, "").strip()
+    if value.isdigit():
+        return min(int(value), 32), True
+    return max(0, min(MAX_INDEX_WORKERS, (os.cpu_count() or 1) - 1)), False
+
+
 def search_warmup_enabled() -> bool:
     """Whether the MCP server analyses searched items ahead in idle moments (on unless
     ``CTXMODE_SEARCH_WARMUP=0``): it costs CPU once per item and cache memory (bounded by the

@@ -49,41 +49,26 @@ def _patterns() -> list[re.Pattern[str]]:
 #: Name of the SQL function that gives a chunk's names for the vocabulary (``search_names``).
 VOCAB_FUNCTION = "ctxmode_vocab"
 
-#: ``vocab`` answers computed ahead of a write (``prepare``), read by the trigger's call.
-_MEMO: dict[str, str] = {}
 
-
-def prepare(texts: list[str], seen: set[str]) -> None:
-    """Compute ``vocab`` of ``texts`` now, before the transaction whose triggers ask for it:
-    that work is done outside the write lock, which is then held for SQLite's own only. What
-    the previous call computed is dropped.
-
-    ``seen`` holds the words already judged in this run (a folder's files share most of their
-    words): they are not judged again, and their names are not given again (the vocabulary
-    already has them, or gets them from the row that first held them). It grows here.
-    """
-    import json
-
-    _MEMO.clear()
+def new_names(texts: Iterable[str], seen: set[str]) -> list[str]:
+    """The names of ``texts`` among the words not in ``seen``, which grows by those words
+    (an indexing run judges each distinct word once: a folder's files share most of them)."""
     word = _patterns()[0]
+    found: dict[str, None] = {}
     for text in texts:
-        if not text or text in _MEMO:
-            continue
         tokens = set(word.findall(text))
         tokens.difference_update(seen)
-        seen.update(tokens)
-        found = _judge(tokens) if tokens else {}
-        _MEMO[text] = json.dumps(list(found), ensure_ascii=False) if found else "[]"
+        if tokens:
+            seen.update(tokens)
+            found.update(_judge(tokens))
+    return list(found)
 
 
 def vocab(text: object) -> str:
-    """The names of ``text`` as a JSON array, for ``json_each`` in the chunk trigger
-    (``index_schema.m015_name_vocabulary``); what ``prepare`` computed when it did."""
+    """The names of ``text`` as a JSON array, for ``json_each`` in the triggers that index a
+    chunk written with its text (``index_schema.m015_name_vocabulary``)."""
     if not isinstance(text, str) or not text:
         return "[]"
-    known = _MEMO.get(text)
-    if known is not None:
-        return known
     import json
 
     return json.dumps(list(_judge(dict.fromkeys(_patterns()[0].findall(text)))))

@@ -19,7 +19,6 @@ one fetched URL or one sandbox output, named by a unique label. Invariants:
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 import weakref
@@ -28,15 +27,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ctxmode.core.errors import InvalidInput
-from ctxmode.core.redact import redact, redact_env_file
+from ctxmode.core.redact import redact
 from ctxmode.knowledge.contexts import absolute_path, normalize_path
-from ctxmode.search.chunking import Piece, chunk_as, chunk_content, chunk_document
-from ctxmode.search.files import Skipped, is_env_file, read_text, walk_files
+from ctxmode.search.chunking import Piece, chunk_as, chunk_content
+from ctxmode.search.files import Skipped, read_text, walk_files
+from ctxmode.search.prepare import Preparer, Todo, names_of, redact_piece, rows_of, sha256
 from ctxmode.search.sources import SOURCE_KINDS, location_exists, save_walk, walked_files
 from ctxmode.search.writer import (
     Batcher,
     FileState,
-    Row,
     drop_files,
     index_fresh_names,
     insert_rows,
@@ -109,27 +108,6 @@ class IndexReport:
         }
 
 
-def _sha256(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
-
-
-def redact_piece(piece: Piece, *, content_redacted: bool = False) -> Piece:
-    """The piece with its title and content redacted.
-
-    ``content_redacted`` says the whole text was redacted before chunking (which also catches
-    a secret that a chunk boundary would cut): then only the title, which chunking composes
-    from several parts, is redacted again. Redaction costs ~3 s per MB, so one pass matters.
-    """
-    content = piece.content if content_redacted else redact(piece.content)
-    return Piece(redact(piece.title), content, piece.kind)
-
-
-def _pieces_for_file(rel: str, text: str, base_title: str) -> list[Piece]:
-    text = redact_env_file(text) if is_env_file(rel) else redact(text)
-    pieces = chunk_document(text, rel, base_title=base_title)
-    return [redact_piece(p, content_redacted=True) for p in pieces]
-
-
 def _check_label(label: object) -> str:
     if not isinstance(label, str) or not label.strip():
         raise InvalidInput("source label must be a non-empty string, e.g. --source docs")
@@ -168,13 +146,9 @@ def _upsert_source(
     return int(cur.lastrowid or 0)
 
 
-def _rows(path: str | None, pieces: Sequence[Piece]) -> list[Row]:
-    return [Row(path, i, p) for i, p in enumerate(pieces) if p.content.strip()]
-
-
 def _aggregate_hash(states: Iterable[FileState]) -> str:
     joined = "\n".join(f"{s.path}\0{s.content_hash}" for s in sorted(states, key=lambda s: s.path))
-    return _sha256(joined.encode())
+    return sha256(joined.encode())
 
 
 def _sync_files(
@@ -203,30 +177,39 @@ def _sync_files(
     }
     batch, root = Batcher(store, source_id, now), str(store.root)
     states: list[FileState] = []
-    total = len(files)
-    for done, rel in enumerate(files, start=1):
+    todos: list[Todo] = []
+    total, done = len(files), 0
+    for rel in files:
         file_path = os.path.join(root, rel)  # strings: ~3 us a file, a Path ~25
         try:
             stat = os.stat(file_path)
         except OSError:
-            stat = None
+            _text, reason, _raw = read_text(absolute_path(store, rel))
+            skipped.append(Skipped(rel, reason or "skipped"))
+            done += 1
+            continue
         old = known.get(rel)
-        if stat is not None and old and old[1] == stat.st_mtime and old[2] == stat.st_size:
+        if old and old[1] == stat.st_mtime and old[2] == stat.st_size:
             states.append(FileState(rel, old[0], stat.st_mtime, stat.st_size))
+            done += 1
+            if progress is not None:
+                progress(done, total, rel)
         else:
-            text, reason, raw = read_text(absolute_path(store, rel))
-            if text is None or stat is None:
-                skipped.append(Skipped(rel, reason or "skipped"))
+            todos.append(Todo(rel, stat.st_mtime, stat.st_size, old[0] if old else None))
+    # Read, redact and chunk the others (in worker processes for a large folder), writing
+    # each as it comes, in order.
+    for prepared in Preparer(root, is_dir, set()).run(todos):
+        done += 1
+        if prepared.state is None:
+            skipped.append(Skipped(prepared.rel, prepared.reason or "skipped"))
+        else:
+            states.append(prepared.state)
+            if prepared.rows is None:
+                batch.touch(prepared.state)
             else:
-                state = FileState(rel, _sha256(raw), stat.st_mtime, len(raw))
-                states.append(state)
-                if old and old[0] == state.content_hash:
-                    batch.touch(state)
-                else:
-                    pieces = _pieces_for_file(rel, text, rel if is_dir else "")
-                    batch.add(state, _rows(rel, pieces))
+                batch.add(prepared.state, prepared.rows, prepared.names or [])
         if progress is not None:
-            progress(done, total, rel)
+            progress(done, total, prepared.rel)
     batch.flush()
     seen = {s.path for s in states}
     removed = [p for p in known if p not in seen]
@@ -360,7 +343,7 @@ def index_content(
         kind,
         redacted=True,
         size=len(raw),
-        content_hash=_sha256(raw),
+        content_hash=sha256(raw),
         location=location,
         fetched_at=fetched_at,
         expires_at=expires_at,
@@ -390,7 +373,7 @@ def index_pieces(
     label = _check_label(source)
     if kind not in SOURCE_KINDS:
         raise InvalidInput(f"unknown source kind {kind!r}; use one of: {', '.join(SOURCE_KINDS)}")
-    rows = _rows(None, [redact_piece(p, content_redacted=redacted) for p in pieces])
+    rows = rows_of(None, [redact_piece(p, content_redacted=redacted) for p in pieces])
     ts = int(now if now is not None else time.time())
     with store.transaction() as conn:
         source_id = _upsert_source(
@@ -407,7 +390,7 @@ def index_pieces(
         )
         conn.execute("DELETE FROM chunks WHERE source_id = ?", (source_id,))
         conn.execute("DELETE FROM source_files WHERE source_id = ?", (source_id,))
-        count = insert_rows(conn, source_id, rows, ts)
+        count = insert_rows(conn, source_id, rows, ts, names=names_of(rows, set()))
     index_fresh_names(store)
     return IndexReport((IndexedSource(label, kind, location, "indexed", 0, count, size),))
 

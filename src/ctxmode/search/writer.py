@@ -10,14 +10,10 @@ writers wait at most about that long and a killed run resumes where it stopped.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
-
-from ctxmode.core import cjk, names
-from ctxmode.search.chunking import Piece
 
 if TYPE_CHECKING:
     import sqlite3
@@ -35,9 +31,15 @@ class FileState:
 
 @dataclass(frozen=True)
 class Row:
+    """A chunk ready to write (``search.prepare.rows_of``)."""
+
     path: str | None
     ordinal: int
-    piece: Piece
+    title: str
+    content: str
+    kind: str
+    #: ``core.cjk.bigrams`` of the title and the content when the chunk holds CJK, else None
+    bigrams: tuple[str, str] | None
 
 
 #: Characters of each of the two previous chunks copied into a chunk's ``context`` column.
@@ -46,62 +48,66 @@ NEIGHBOUR_CHARS = 300
 
 def _chars(rows: Sequence[Row]) -> int:
     """The characters ``rows`` write (their text and titles, and a row's overhead)."""
-    return sum(len(r.piece.content) + len(r.piece.title) + 200 for r in rows)
+    return sum(len(r.content) + len(r.title) + 200 for r in rows)
 
 
 def insert_rows(
     conn: sqlite3.Connection,
     source_id: int,
-    rows: Iterable[Row],
+    rows: Sequence[Row],
     now: int,
     tails: dict[tuple[str | None, int], str] | None = None,
+    names: Iterable[str] = (),
 ) -> int:
-    """Write ``rows`` (in document order) as chunks of ``source_id``; return how many.
+    """Write ``rows`` (in document order) as chunks of ``source_id``, and ``names`` into the
+    vocabulary; return how many chunks.
 
     A chunk's text is stored once, in ``search_items.body``
     (``core.index_schema.m013_lean_chunks``): the ``chunks`` row keeps its place (source, file,
     ordinal, kind). Its ``context`` holds the last ``NEIGHBOUR_CHARS`` characters of the chunks
-    at ``ordinal - 2`` and ``ordinal - 1`` of the same file, as ``m005`` defined it. The
-    items' rows in ``search_fts`` and ``search_cjk`` and their new names in the vocabulary
-    are written here in bulk (``m015_name_vocabulary``: a trigger would flush FTS5 per chunk).
+    at ``ordinal - 2`` and ``ordinal - 1`` of the same file, as ``m005`` defined it. Every
+    table is written with one statement per batch, row ids given (the write lock is held, so
+    none is taken meanwhile), and the items' ``search_fts`` and ``search_cjk`` rows too
+    (``m015_name_vocabulary``: a trigger would flush FTS5 once per chunk). New names stay
+    ``fresh`` until ``index_fresh_names``.
     """
     (label,) = conn.execute("SELECT label FROM sources WHERE id = ?", (source_id,)).fetchone()
     if tails is None:  # the ends of the chunks written so far (a file over several calls)
         tails = {}
+    (chunk_id,) = conn.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()
+    (item_id,) = conn.execute("SELECT coalesce(max(id), 0) FROM search_items").fetchone()
+    chunks: list[tuple[object, ...]] = []
+    items: list[tuple[object, ...]] = []
     porter: list[tuple[int, str, str, str]] = []
     bigram: list[tuple[int, str, str]] = []
-    vocab: list[str] = []
     for row in rows:
-        piece = row.piece
-        cur = conn.execute(
-            "INSERT INTO chunks(source_id, ordinal, title, content, kind, created_at, path) "
-            "VALUES (?, ?, ?, '', ?, ?, ?)",
-            (source_id, row.ordinal, piece.title, piece.kind, now, row.path),
-        )
+        chunk_id += 1
+        item_id += 1
         before = tails.get((row.path, row.ordinal - 2), "")
         last = tails.get((row.path, row.ordinal - 1), "")
         context = f"{before} {last}".strip(" ")
-        cur = conn.execute(
-            "INSERT INTO search_items(item_kind, ref_id, title, body, source, type, "
-            "created_at, context) VALUES ('chunk', ?, ?, ?, ?, ?, ?, ?)",
-            (cur.lastrowid, piece.title, piece.content, label, piece.kind, now, context),
-        )
-        item = int(cur.lastrowid or 0)
-        porter.append((item, piece.title, piece.content, context))
-        if cjk.has_cjk(piece.title, piece.content):
-            bigram.append((item, cjk.bigrams(piece.title), cjk.bigrams(piece.content)))
-        vocab.append(names.vocab(f"{piece.title}\n{piece.content}"))
-        tails[(row.path, row.ordinal)] = piece.content[-NEIGHBOUR_CHARS:]
+        chunks.append((chunk_id, source_id, row.ordinal, row.title, row.kind, now, row.path))
+        items.append((item_id, chunk_id, row.title, row.content, label, row.kind, now, context))
+        porter.append((item_id, row.title, row.content, context))
+        if row.bigrams is not None:
+            bigram.append((item_id, *row.bigrams))
+        tails[(row.path, row.ordinal)] = row.content[-NEIGHBOUR_CHARS:]
+    conn.executemany(
+        "INSERT INTO chunks(id, source_id, ordinal, title, content, kind, created_at, path) "
+        "VALUES (?, ?, ?, ?, '', ?, ?, ?)",
+        chunks,
+    )
+    conn.executemany(
+        "INSERT INTO search_items(id, item_kind, ref_id, title, body, source, type, "
+        "created_at, context) VALUES (?, 'chunk', ?, ?, ?, ?, ?, ?, ?)",
+        items,
+    )
     conn.executemany(
         "INSERT INTO search_fts(rowid, title, body, context) VALUES (?, ?, ?, ?)", porter
     )
     if bigram:
         conn.executemany("INSERT INTO search_cjk(rowid, title, body) VALUES (?, ?, ?)", bigram)
-    fresh = {name for found in vocab if found != "[]" for name in json.loads(found)}
-    if fresh:  # their trigram rows come in bulk at the end of the run (``index_fresh_names``)
-        conn.executemany(
-            "INSERT OR IGNORE INTO search_names(name) VALUES (?)", [(n,) for n in fresh]
-        )
+    conn.executemany("INSERT OR IGNORE INTO search_names(name) VALUES (?)", [(n,) for n in names])
     return len(porter)
 
 
@@ -163,25 +169,24 @@ class Batcher:
         self.store = store
         self.source_id = source_id
         self.now = now
-        self.pending: list[tuple[FileState, list[Row]]] = []
+        self.pending: list[tuple[FileState, list[Row], list[str]]] = []
         self.touched: list[FileState] = []
         self.chars = 0
         self.budget = _FIRST_BATCH_CHARS
         self.written_files = 0
-        #: Words whose names this run has already given the vocabulary (``names.prepare``).
-        self.seen: set[str] = set()
 
-    def add(self, state: FileState, rows: list[Row]) -> None:
+    def add(self, state: FileState, rows: list[Row], names: list[str]) -> None:
+        """Write a changed file's ``rows`` (and the ``names`` they hold) with its state."""
         size = _chars(rows)
         if size > self.budget and len(rows) > 1:
-            self._add_large(state, rows)
+            self._add_large(state, rows, names)
             return
-        self.pending.append((state, rows))
+        self.pending.append((state, rows, names))
         self.chars += size
         if self.chars >= self.budget:
             self.flush()
 
-    def _add_large(self, state: FileState, rows: list[Row]) -> None:
+    def _add_large(self, state: FileState, rows: list[Row], names: list[str]) -> None:
         """A file larger than one transaction's budget, written over several: its old chunks
         go with the first, its state is recorded with the last. Killed midway, it is read
         again by the next run (its recorded state still differs), which replaces the part
@@ -197,7 +202,6 @@ class Batcher:
             last = index == len(rows) - 1
             if not last and size < self.budget:
                 continue
-            _prepare(part, self.seen)
             started = time.perf_counter()
             with self.store.transaction() as conn:
                 if first:
@@ -205,10 +209,9 @@ class Batcher:
                         "DELETE FROM chunks WHERE source_id = ? AND path = ?",
                         (self.source_id, state.path),
                     )
-                insert_rows(conn, self.source_id, part, self.now, tails)
+                insert_rows(conn, self.source_id, part, self.now, tails, names if first else ())
                 if last:
                     record_states(conn, self.source_id, [state])
-            _prepare([], self.seen)
             self._adapt(size, time.perf_counter() - started)
             part, size, first = [], 0, False
         self.written_files += 1
@@ -227,28 +230,19 @@ class Batcher:
     def flush(self) -> None:
         if not self.pending and not self.touched:
             return
-        _prepare([r for _, rows in self.pending for r in rows], self.seen)
         started = time.perf_counter()
         with self.store.transaction() as conn:
-            for state, rows in self.pending:
+            for state, rows, names in self.pending:
                 conn.execute(
                     "DELETE FROM chunks WHERE source_id = ? AND path = ?",
                     (self.source_id, state.path),
                 )
-                insert_rows(conn, self.source_id, rows, self.now)
-            record_states(conn, self.source_id, [s for s, _ in self.pending] + self.touched)
-        _prepare([], self.seen)
+                insert_rows(conn, self.source_id, rows, self.now, names=names)
+            record_states(conn, self.source_id, [p[0] for p in self.pending] + self.touched)
         if self.pending:
             self._adapt(self.chars, time.perf_counter() - started)
         self.written_files += len(self.pending)
         self.pending, self.touched, self.chars = [], [], 0
-
-
-def _prepare(rows: Sequence[Row], seen: set[str]) -> None:
-    """Names and bigrams of ``rows`` computed before their transaction (``[]``: freed);
-    ``seen``: the words judged so far in this run (``names.prepare``)."""
-    cjk.prepare([t for r in rows for t in (r.piece.title, r.piece.content)])
-    names.prepare([f"{r.piece.title}\n{r.piece.content}" for r in rows], seen)
 
 
 def record_states(conn: sqlite3.Connection, source_id: int, states: Sequence[FileState]) -> None:
