@@ -166,12 +166,13 @@ def sentences(text: str, limit: int = PASSAGE_MAX_CHARS) -> list[str]:
             continue
         part = ""
         for clause in _cut(sentence, _CLAUSE_END):
-            while len(clause) > limit:
+            if len(clause) > limit:  # cut hard into ``limit``-sized slices; the rest goes on
                 if part:
                     out.append(part)
                     part = ""
-                out.append(clause[:limit])
-                clause = clause[limit:]
+                rest = (len(clause) - 1) // limit * limit  # leaves 1..limit characters
+                out.extend(clause[i : i + limit] for i in range(0, rest, limit))
+                clause = clause[rest:]
             if part and len(part) + len(clause) > limit:
                 out.append(part)
                 part = ""
@@ -179,6 +180,15 @@ def sentences(text: str, limit: int = PASSAGE_MAX_CHARS) -> list[str]:
         if part:
             out.append(part)
     return out
+
+
+def _head(text: str, size: int = 60) -> str:
+    """The first ``size`` characters of ``" ".join(text.split())``, from a prefix of ``text``
+    when that prefix already gives them (it gives a prefix of the whole)."""
+    head = " ".join(text[: size * 4].split())
+    if len(head) < size and len(text) > size * 4:
+        head = " ".join(text.split())
+    return head[:size]
 
 
 def _passages(text: str, first_line: int, base: str, kind: str, max_chars: int) -> list[Piece]:
@@ -197,7 +207,7 @@ def _passages(text: str, first_line: int, base: str, kind: str, max_chars: int) 
             last = line + body.rstrip().count("\n")
             lines = f"line {line}" if last == line else f"lines {line}-{last}"
             span = f"sentences {done + 1}-{done + len(group)}"
-            head = " ".join(body.split())[:60]
+            head = _head(body)
             pieces.append(Piece(_join_title(base, f"{head} ({lines}, {span})"), body.strip(), kind))
         line += body.count("\n")
         done += len(group)
@@ -344,7 +354,8 @@ def _pack_section(title: str, section: str, max_chars: int) -> list[Piece]:
     if len(text) <= max_chars:
         return [Piece(title, text, "markdown")]
     pieces: list[str] = []
-    buf = ""
+    buf: list[str] = []  # units of the piece being filled, joined by blank lines
+    size = 0  # its length once joined
     for kind, block in _blocks(section.split("\n")):
         block_text = "\n".join(block)
         units: list[str]
@@ -356,13 +367,14 @@ def _pack_section(title: str, section: str, max_chars: int) -> list[Piece]:
             units = [p.content for p in _line_windows(block, 1, max_chars, "", "markdown")]
         else:
             units = [block_text]
-        for unit in units:
-            if buf and len(buf) + len(unit) + 2 > max_chars:
-                pieces.append(buf)
-                buf = ""
-            buf = f"{buf}\n\n{unit}" if buf else unit
+        for unit in units:  # never empty
+            if buf and size + len(unit) + 2 > max_chars:
+                pieces.append("\n\n".join(buf))
+                buf, size = [], 0
+            size += len(unit) + 2 if buf else len(unit)
+            buf.append(unit)
     if buf:
-        pieces.append(buf)
+        pieces.append("\n\n".join(buf))
     if len(pieces) == 1:
         return [Piece(title, pieces[0], "markdown")]
     out = []
@@ -384,12 +396,14 @@ def chunk_markdown(
 ) -> list[Piece]:
     """Markdown split at ATX headings (never inside a code fence), titled by breadcrumb."""
     joined = _joined_lines(text)
-    # Sections as (title, start, end, body_from, level): ``joined[start:end]`` is its lines (the
-    # heading first), ``joined[body_from:end]`` the lines under its heading.
-    sections: list[tuple[str, int, int, int, int]] = []
-    stack: list[tuple[int, str]] = []
+    # Sections as (breadcrumb, start, end, body_from, level): ``joined[start:end]`` is its lines
+    # (the heading first), ``joined[body_from:end]`` the lines under its heading. The
+    # introduction has no breadcrumb.
+    sections: list[tuple[tuple[str, ...] | None, int, int, int, int]] = []
+    levels: list[int] = []
+    names: list[str] = []
+    crumbs: tuple[str, ...] | None = None
     level = start = body_from = 0
-    title = base_title or "(introduction)"
     fence_marker = ""
     marks = [m.start() + 1 for m in _MARKUP_LINE.finditer(joined)]
     if _MARKUP_START.match(joined):
@@ -411,25 +425,37 @@ def chunk_markdown(
             continue
         m = _HEADING.fullmatch(line)
         if m:
-            sections.append((title, start, max(at - 1, 0), body_from, level))
-            level, name = len(m.group(1)), _heading_name(m.group(2))
-            while stack and stack[-1][0] >= level:
-                stack.pop()
-            stack.append((level, name))
-            title = _join_title(base_title, " > ".join(n for _, n in stack))
+            sections.append((crumbs, start, max(at - 1, 0), body_from, level))
+            level = len(m.group(1))
+            while levels and levels[-1] >= level:
+                levels.pop()
+                names.pop()
+            levels.append(level)
+            names.append(_heading_name(m.group(2)))
+            crumbs = tuple(names)
             start, body_from = at, len(joined) + 1 if line_end < 0 else line_end + 1
-    sections.append((title, start, len(joined), body_from, level))
+    sections.append((crumbs, start, len(joined), body_from, level))
     pieces: list[Piece] = []
-    for i, (sec_title, first, end, body_at, depth) in enumerate(sections):
+    last = len(sections) - 1
+    for i, (crumb, first, end, body_at, depth) in enumerate(sections):
         # A heading directly followed by a sub-heading adds nothing its children's breadcrumb
         # does not already say; one followed by a sibling, or ending the file, is kept (an
         # outline of headings alone stays findable). A section without a heading (the
         # introduction) is kept only when it holds text.
-        if not _NON_SPACE.search(joined, body_at, end):
-            child_follows = i + 1 < len(sections) and sections[i + 1][4] > depth
-            if child_follows or not _NON_SPACE.search(joined, first, end):
-                continue
-        pieces.extend(_pack_section(sec_title, joined[first:end], max_chars))
+        if not _NON_SPACE.search(joined, body_at, end) and (
+            (i < last and sections[i + 1][4] > depth) or not _NON_SPACE.search(joined, first, end)
+        ):
+            continue
+        if crumb is None:
+            title = base_title or "(introduction)"
+        else:
+            title = _join_title(base_title, " > ".join(crumb))
+        section = joined[first:end]
+        body = section.strip("\n")
+        if len(body) <= max_chars:
+            pieces.append(Piece(title, body, "markdown"))
+        else:
+            pieces.extend(_pack_section(title, section, max_chars))
     return pieces
 
 
@@ -574,7 +600,7 @@ def chunk_code(
     for name, first, last in _code_slices(lines, starts):
         body = lines[first : last + 1]
         content = "\n".join(body).strip("\n")
-        if not content.strip():
+        if not _NON_SPACE.search(content):
             continue
         title = _join_title(base_title, name)
         if len(content) <= max_chars:
