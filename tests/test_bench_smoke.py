@@ -23,6 +23,11 @@ pytestmark = pytest.mark.slow
         ("cmrc.py", ["--data", "/nonexistent/cmrc2018"], "skipped: "),
         ("team.py", ["--files", "50", "--runs", "3"], "freshness check"),
         ("history.py", ["--mb", "1", "--runs", "1"], "history import"),
+        (
+            "chunking.py",
+            ["--root", str(BENCH.parent / "docs"), "--baseline-src", str(BENCH.parent / "src")],
+            "speed-up:",
+        ),
     ],
 )
 def test_bench_script_runs(script: str, args: list[str], expect: str) -> None:
