@@ -46,6 +46,8 @@ HOT_PATH = (
     "ctxmode.core.salvage",
     "ctxmode.core.schema",
     "ctxmode.core.schema_later",
+    "ctxmode.core.secret_patterns",
+    "ctxmode.core.secret_scan",
     "ctxmode.core.secret_shapes",
     "ctxmode.core.vocab",
     "ctxmode.exchange",
