@@ -375,14 +375,11 @@ class Database:
             if done is None:
                 raise CorruptDatabase(
                     f"{db_path} is damaged ({exc}) and large: `ctxmode doctor --repair` runs "
-                    "in the background; calls are not recorded until it ends"
+                    "in the background; hooks keep their calls until it ends"
                 ) from exc
-            recovered, report = done
-            print(
-                f"ctxmode: {db_path} was damaged ({exc}); copied what was readable into a new "
-                f"store ({report.summary()}); the damaged file is kept as {recovered}",
-                file=sys.stderr,
-            )
+            account, recovered = done
+            kept = f"; the damaged file is kept as {recovered}" if recovered else ""
+            print(f"ctxmode: {db_path} was damaged ({exc}); {account}{kept}", file=sys.stderr)
             conn = cls._open_checked(db_path)
         return cls(conn, db_path, project_root, config.load_settings(project_root), recovered)
 
@@ -532,38 +529,155 @@ def salvage(path: str, log: Callable[[str], None] | None = None) -> tuple[str, S
     return moved, report
 
 
-#: Largest store a hook salvages itself (bytes): a bigger one would take the hook past its
-#: timeout (copying a year-old store rebuilds its whole search index), so the hook starts
-#: ``ctxmode doctor --repair`` in the background and fails open meanwhile.
-HOOK_MAX_BYTES = 64 * 1024 * 1024
-#: A repair started less than this long ago (seconds) is not started again.
-_REPAIR_GRACE_S = 900
+#: A repair whose marker is older than this (seconds) and whose process cannot be checked is
+#: taken for dead.
+_REPAIR_GRACE_S = 3600
+
+
+def _read_marker(path: str) -> tuple[int, list[str]] | None:
+    """(process id, FTS tables left to fill) from the repair marker of the store at ``path``;
+    None without one. An unreadable marker reads as (0, [])."""
+    try:
+        with open(config.repair_marker_for(path), encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError:
+        return None
+    pid, _, tables = text.strip().partition(" ")
+    try:
+        return int(pid), [t for t in tables.split(",") if t]
+    except ValueError:
+        return 0, []
+
+
+def _write_marker(path: str, pid: int, tables: Sequence[str] = ()) -> None:
+    marker = config.repair_marker_for(path)
+    with open(marker + ".tmp", "w", encoding="utf-8") as handle:
+        handle.write(f"{pid} {','.join(tables)}\n")
+    os.replace(marker + ".tmp", marker)
+
+
+def repair_running(path: str) -> bool:
+    """Whether a repair of the store at ``path`` is under way in a live process (its marker
+    names one): hooks then keep their calls in the spool instead of writing."""
+    state = _read_marker(path)
+    if state is None:
+        return False
+    pid = state[0]
+    if pid < 0:
+        return False  # stopped by a lock held too long: the next hook resumes it
+    if pid == 0:
+        try:
+            return time.time() - os.path.getmtime(config.repair_marker_for(path)) < 60
+        except OSError:
+            return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False  # killed midway: the next repair takes over (``repair``)
+    except OSError:
+        pass  # another user's process: alive
+    try:
+        return time.time() - os.path.getmtime(config.repair_marker_for(path)) < _REPAIR_GRACE_S
+    except OSError:
+        return False
+
+
+def repair_interrupted(path: str) -> list[str] | None:
+    """The FTS tables a killed in-place repair left half filled (``[]``: it was killed before
+    that step), or None when no repair was interrupted."""
+    state = _read_marker(path)
+    if state is None or repair_running(path):
+        return None
+    return state[1]
+
+
+def repair(
+    path: str,
+    log: Callable[[str], None] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> tuple[str, str | None]:
+    """Repair the damaged store at ``path``: ``(account, where the damaged file was moved)``.
+
+    When only derived structures are damaged (the search index, b-tree indexes, unused pages;
+    ``core.repair.diagnose``) they are rebuilt in the same file and nothing is moved (None).
+    Otherwise, or when that fails, every readable row is copied into a new store (``salvage``).
+    A marker file (``config.repair_marker_for``) names the process while it works, so hooks
+    spool their calls meanwhile; an in-place repair killed midway is finished by the next.
+    """
+    from ctxmode.core import repair as in_place
+
+    say = log or (lambda _text: None)
+    state = _read_marker(path)
+    if state is not None and state[0] not in (0, os.getpid()) and repair_running(path):
+        raise StoreUnavailable(
+            f"a repair of {path} is under way (process {state[0]}); wait for it to end"
+        )
+    left = [] if state is None else state[1]
+    _write_marker(path, os.getpid(), left)
+    pending: list[str] = left
+    try:
+        try:
+            conn = _connect(path)
+        except sqlite3.Error as exc:
+            say(f"cannot open {path} ({exc}): copying what is readable")
+        else:
+            try:
+                damage = in_place.diagnose(conn, say)
+                damage.fts += [t for t in left if t not in damage.fts]
+                if damage.in_place:
+                    pending = damage.fts
+                    _write_marker(path, os.getpid(), pending)
+                    account = in_place.repair(conn, damage, say, progress)
+                    pending = []
+                    return account, None
+                if not damage.tables:
+                    return "nothing to repair", None
+            except sqlite3.OperationalError as exc:
+                if not is_locked(exc):
+                    say(f"in-place repair failed ({exc}): copying what is readable")
+                else:  # another writer held on past the busy timeout: the next call resumes
+                    if pending:
+                        _write_marker(path, -1, pending)
+                    raise translate_sqlite_error(exc, path) from exc
+            except (in_place.RepairFailed, sqlite3.Error) as exc:
+                say(f"in-place repair failed ({exc}): copying what is readable")
+            finally:
+                conn.close()
+        moved, report = salvage(path, log)
+        pending = []
+        return f"copied {report.summary()} into a new store", moved
+    finally:
+        if not pending:
+            for marker in (config.repair_marker_for(path), config.repair_marker_for(path) + ".tmp"):
+                try:  # noqa: SIM105 - contextlib costs a hook ~1.6 ms to import
+                    os.remove(marker)
+                except OSError:
+                    pass
 
 
 def salvage_for_hook(
     path: str, log: Callable[[str], None] | None = None
-) -> tuple[str, SalvageReport] | None:
-    """``salvage`` a small store now; for a large one start ``ctxmode doctor --repair`` in a
-    detached process (once) and return ``None``."""
-    if os.path.getsize(path) <= HOOK_MAX_BYTES:
-        return salvage(path, log)
+) -> tuple[str, str | None] | None:
+    """``repair`` a store up to ``config.hook_repair_max_bytes()`` now; for a larger one start
+    ``ctxmode doctor --repair`` in a detached process (once) and return ``None``."""
+    if repair_running(path):
+        return None
+    if os.path.getsize(path) <= config.hook_repair_max_bytes():
+        return repair(path, log)
     import subprocess
-    import sys
-    import time
 
-    marker = path + ".salvage"
-    try:
-        if time.time() - os.path.getmtime(marker) < _REPAIR_GRACE_S:
-            return None  # a repair is under way
-    except OSError:
-        pass
-    with open(marker, "wb"):
-        pass  # claims the repair; ``salvage`` replaces it with the new store
-    subprocess.Popen(  # noqa: S603 - our own interpreter and module
+    _write_marker(path, 0)  # claims the repair for the process below (``repair_running``)
+    child = subprocess.Popen(  # noqa: S603 - our own interpreter and module
         [sys.executable, "-m", "ctxmode", "--db", path, "doctor", "--repair"],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
+    try:
+        state = _read_marker(path)
+        if state is not None and state[0] == 0:
+            _write_marker(path, child.pid, state[1])
+    except OSError:
+        pass
     return None

@@ -235,17 +235,32 @@ def _handle(
     stores: dict[str, tuple[Store, tuple[int, int]]] | None,
 ) -> dict[str, object] | None:
     """Open (or reuse) the store, run the handler, and close or keep the store. Damage found
-    inside the file is salvaged (every readable row copied into a new store, the damaged file
-    kept aside) and the call runs once more on it."""
+    inside the file is repaired (``core.db.repair``: in place when only the search index or an
+    index is hurt, else every readable row copied into a new store, the damaged file kept
+    aside) and the call runs once more on it. While a repair has the store (a large one runs
+    in the background), the call's records wait in the spool."""
     from ctxmode.core import config
     from ctxmode.core.db import is_damage
+    from ctxmode.core.errors import CorruptDatabase
     from ctxmode.hooks import handlers
     from ctxmode.store import Store
 
+    if os.path.exists(config.repair_marker_for(db_path)) and _under_repair(  # one stat
+        ev, key, root, db_path
+    ):
+        return None
     for attempt in (1, 2):
         store = _reused(stores, db_path)
         if store is None:
-            store = Store.open(db_path, root=root, recover=True)
+            try:
+                store = Store.open(db_path, root=root, recover=True)
+            except CorruptDatabase:
+                from ctxmode.core.db import repair_running
+
+                if not repair_running(db_path):
+                    raise
+                _spool_during_repair(ev, key, root, db_path)  # a large store, in the background
+                return None
             if store.recovered_file is not None:
                 log(root, "WARN", f"unusable store moved aside to {store.recovered_file}")
             store.limit_lock_wait(HOOK_BUSY_TIMEOUT_MS, HOOK_LOCK_RETRIES)
@@ -280,12 +295,44 @@ def _handle(
         done = salvage_for_hook(db_path)
         if done is None:
             log(root, "WARN", f"damaged store ({damage}): `ctxmode doctor --repair` started")
+            _spool_during_repair(ev, key, root, db_path)
             return None
-        moved, report = done
-        log(
-            root,
-            "WARN",
-            f"damaged store ({damage}): copied what was readable into a new store "
-            f"({report.summary()}); the damaged file is kept as {moved}",
-        )
+        account, moved = done
+        kept = f"; the damaged file is kept as {moved}" if moved else ""
+        log(root, "WARN", f"damaged store ({damage}): {account}{kept}")
     return None
+
+
+def _under_repair(ev: NormalizedHookEvent, key: str | None, root: str, db_path: str) -> bool:
+    """True when a repair has the store (``core.db.repair``): the call went to the spool instead.
+
+    A repair killed midway is taken over here (finished now, or started again in the
+    background for a large store)."""
+    from ctxmode.core.db import repair_running, salvage_for_hook
+
+    if not repair_running(db_path):
+        done = salvage_for_hook(db_path)  # an interrupted repair: finish it
+        if done is not None:
+            log(root, "WARN", f"finished an interrupted repair of the store: {done[0]}")
+            return False
+    _spool_during_repair(ev, key, root, db_path)
+    return True
+
+
+def _spool_during_repair(ev: NormalizedHookEvent, key: str | None, root: str, db_path: str) -> None:
+    """Keep the call's records in the spool (``sessions.spool``) while a repair has the store:
+    the first hook after it writes them, and so does the repair when it ends."""
+    import time
+
+    from ctxmode.core import config
+    from ctxmode.hooks.handlers import records_of
+    from ctxmode.sessions import spool
+
+    if key is None or ev.kind not in spool.KINDS:
+        log(root, "INFO", f"{ev.kind}: not recorded, the store is being repaired")
+        return
+    where = config.spool_dir_for(db_path)
+    if spool.keep(db_path, ev, records_of(ev), key, root, int(time.time() * 1000)):
+        log(root, "WARN", f"{ev.kind}: store under repair; the call's events wait in {where}")
+    else:
+        log(root, "WARN", f"{ev.kind}: store under repair and the spool is full; not recorded")

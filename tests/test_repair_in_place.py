@@ -1,0 +1,220 @@
+"""Damage costs only what is damaged: a store whose damage is confined to the search index or
+to an index is rebuilt in the same file (``core.repair``), never copied or moved aside.
+
+Real stores (200 contexts, tasks, links, events, a folder of indexed documents), pages of one
+structure overwritten on disk, then the real hook process or ``ctxmode doctor --repair``.
+Damage to a table that holds data still goes through the full salvage; a hook that comes
+while a large store is repaired in the background keeps its call in the spool, written once
+the repair ends.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from _hardening import db_rows, hook_process, integrity, post_tool_use
+from conftest import run_cli
+from ctxmode import Store
+from ctxmode.core import config
+
+#: A word only the contexts hold, and one only the indexed documents hold.
+CONTEXT_WORD = "quokkaware"
+CHUNK_WORD = "zebrafishery"
+
+
+def _store(project: Path) -> tuple[Path, dict[str, int]]:
+    """A store with 200 contexts (some in Chinese), tasks linked to them, events and a folder
+    of indexed documents, checkpointed into the main file; returns it and its row counts."""
+    docs = project / "docs"
+    docs.mkdir()
+    for i in range(30):
+        lines = [f"# Guide {i}", ""]
+        lines += [
+            f"Paragraph {j} of guide {i} explains get_current_user and ACCESS_TTL_{j} "
+            f"with the {CHUNK_WORD} pattern, token rotation and dependency overrides."
+            for j in range(40)
+        ]
+        (docs / f"guide{i}.md").write_text("\n".join(lines), encoding="utf-8")
+    db = project / ".context" / "context.db"
+    for i in range(20):
+        payload = post_tool_use(project, "old-session", f"toolu_{i}", f"{project}/src/{i}.py")
+        proc = hook_process("post-tool-use", json.dumps(payload).encode(), cwd=project)
+        assert proc.returncode == 0
+    with Store.open(db) as store:
+        tasks = [store.create_task(f"task {t}") for t in range(10)]
+        for i in range(200):
+            text = f"decision {i}: we use {CONTEXT_WORD} for part {i}. " + "because " * 20
+            if i % 20 == 0:
+                text += " 数据库连接池的配置说明"
+            ctx = store.write_context("decision", text)
+            store.link_task(ctx.id, tasks[i % 10].id)
+        report = store.index_path(str(docs))
+        assert report.chunks > 30
+        store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    for suffix in ("-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    return db, _counts(db)
+
+
+def _counts(db: Path) -> dict[str, int]:
+    tables = ("contexts", "tasks", "context_task_map", "events", "chunks", "search_items")
+    return {t: db_rows(db, f"SELECT count(*) FROM {t}")[0][0] for t in tables}
+
+
+def _overwrite(db: Path, name: str) -> None:
+    """Overwrite every page of table or index ``name`` but its first 8 bytes."""
+    conn = sqlite3.connect(db)
+    pages = [r[0] for r in conn.execute("SELECT pageno FROM dbstat WHERE name = ?", (name,))]
+    size = conn.execute("PRAGMA page_size").fetchone()[0]
+    conn.close()
+    assert pages, name
+    data = bytearray(db.read_bytes())
+    for page in pages:
+        start = (page - 1) * size
+        data[start + 8 : start + size] = os.urandom(size - 8)
+    db.write_bytes(bytes(data))
+
+
+def _sound(db: Path) -> bool:
+    try:
+        return integrity(db) == "ok"
+    except sqlite3.DatabaseError:
+        return False
+
+
+def _assert_whole(db: Path, counts: dict[str, int], project: Path) -> None:
+    """Every row is there, the file is sound, and search finds contexts and documents."""
+    assert integrity(db) == "ok"
+    now = _counts(db)
+    assert {t: now[t] for t in ("contexts", "tasks", "context_task_map", "chunks")} == {
+        t: counts[t] for t in ("contexts", "tasks", "context_task_map", "chunks")
+    }
+    assert now["events"] >= counts["events"]
+    conn = sqlite3.connect(db)
+    for table in ("search_fts", "search_trigram", "search_cjk"):
+        conn.execute(f"INSERT INTO {table}({table}) VALUES ('integrity-check')")
+    conn.close()
+    with Store.open(db) as store:
+        assert store.search(CONTEXT_WORD, refresh=False).hits
+        assert store.search(CHUNK_WORD, refresh=False).hits
+        assert store.search("current_us", refresh=False).hits  # the substring index
+        assert store.search("连接池", refresh=False).hits  # the CJK index
+    assert not [p for p in db.parent.iterdir() if ".bad-" in p.name or p.name.endswith(".repair")]
+
+
+#: Structures whose damage is rebuilt in place: FTS5 shadow tables of each index, an index of
+#: the search items, and the automatic index of a UNIQUE constraint.
+DERIVED = (
+    "search_fts_data",
+    "search_fts_idx",
+    "search_trigram_data",
+    "search_cjk_data",
+    "idx_search_items_type",
+    "sqlite_autoindex_search_items_1",
+)
+
+
+@pytest.mark.parametrize("name", DERIVED)
+def test_the_next_hook_rebuilds_damaged_derived_pages_in_place(project: Path, name: str) -> None:
+    db, counts = _store(project)
+    inode = db.stat().st_ino
+    _overwrite(db, name)
+    assert not _sound(db)
+
+    payload = post_tool_use(project, "new-session", "toolu_new", f"{project}/src/after.py")
+    proc = hook_process("post-tool-use", json.dumps(payload).encode(), cwd=project)
+    assert proc.returncode == 0 and proc.stdout == b"", proc.stderr
+
+    assert db.stat().st_ino == inode  # the same file, repaired where it lies
+    _assert_whole(db, counts, project)
+    rows = db_rows(db, "SELECT json_extract(data, '$.path') FROM events")
+    assert (f"{project}/src/after.py",) in rows  # the call that found the damage is recorded
+    log = (project / ".context" / "hooks.log").read_text(encoding="utf-8")
+    assert "rebuilt in place" in log, log
+
+
+@pytest.mark.parametrize(
+    "name", ["search_trigram_data", "search_trigram_docsize", "idx_contexts_type"]
+)
+def test_doctor_names_the_in_place_repair_and_does_it(project: Path, name: str) -> None:
+    """Damage no write has touched yet (a hook would not notice it) is found by ``doctor``."""
+    db, counts = _store(project)
+    inode = db.stat().st_ino
+    _overwrite(db, name)
+
+    report = json.loads(run_cli("doctor", "--json", cwd=project).stdout)
+    check = {c["name"]: c for c in report["checks"]}["integrity"]
+    assert check["level"] == "FAIL"
+    what = "index idx_contexts_type" if name.startswith("idx") else "search index search_trigram"
+    assert what in check["fix"] and "in place" in check["fix"], check
+
+    done = run_cli("doctor", "--repair", "--json", cwd=project)
+    assert "rebuilt in place: " + what.split()[-1] in done.stderr, done.stderr
+    checks = {c["name"]: c for c in json.loads(done.stdout)["checks"]}
+    assert checks["integrity"]["level"] == "OK"
+    assert checks["quarantine"]["level"] == "OK"
+    assert db.stat().st_ino == inode
+    _assert_whole(db, counts, project)
+
+
+def test_damage_to_a_table_of_data_still_salvages_into_a_new_store(project: Path) -> None:
+    db, counts = _store(project)
+    _overwrite(db, "events")
+
+    report = json.loads(run_cli("doctor", "--json", cwd=project).stdout)
+    check = {c["name"]: c for c in report["checks"]}["integrity"]
+    assert "copies every readable" in check["fix"] and "events" in check["message"]
+
+    payload = post_tool_use(project, "new-session", "toolu_new", f"{project}/src/after.py")
+    assert hook_process("post-tool-use", json.dumps(payload).encode(), cwd=project).returncode == 0
+    kept = [p for p in db.parent.glob("context.db.bad-*") if not p.name.endswith(("-wal", "-shm"))]
+    assert len(kept) == 1
+    assert integrity(db) == "ok"
+    now = _counts(db)
+    assert now["contexts"] == counts["contexts"] and now["tasks"] == counts["tasks"]
+    assert "copied" in (project / ".context" / "hooks.log").read_text(encoding="utf-8")
+
+
+def test_a_hook_during_a_background_repair_is_recorded_when_it_ends(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over the size a hook repairs itself, the repair runs in the background
+    (``ctxmode doctor --repair``); a hook meanwhile spools its call, which is in the store
+    once the repair ends."""
+    from ctxmode.core import db as dbmod
+
+    db, counts = _store(project)
+    inode = db.stat().st_ino
+    _overwrite(db, "search_fts_data")
+    monkeypatch.setenv(config.ENV_HOOK_REPAIR_MAX_BYTES, "1000")
+    # A writer holds the lock: the repair, started, waits for it, as one on a large store
+    # takes its time; the hook comes meanwhile.
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        assert dbmod.salvage_for_hook(str(db)) is None
+        assert dbmod.salvage_for_hook(str(db)) is None  # under way: not started twice
+        assert dbmod.repair_running(str(db))
+        payload = post_tool_use(project, "during", "toolu_during", f"{project}/src/during.py")
+        started = time.monotonic()
+        proc = hook_process("post-tool-use", json.dumps(payload).encode(), cwd=project)
+        assert proc.returncode == 0 and proc.stdout == b"", proc.stderr
+        assert time.monotonic() - started < 4  # spooled at once, no wait for the lock
+        assert list(Path(config.spool_dir_for(db)).glob("*.json"))
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and Path(config.repair_marker_for(db)).exists():
+        time.sleep(0.2)
+    assert not Path(config.repair_marker_for(db)).exists()
+    assert db.stat().st_ino == inode
+    rows = db_rows(db, "SELECT session_id, json_extract(data, '$.path') FROM events")
+    assert ("during", f"{project}/src/during.py") in rows  # written by the repair at its end
+    _assert_whole(db, counts, project)
