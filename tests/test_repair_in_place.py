@@ -218,3 +218,45 @@ def test_a_hook_during_a_background_repair_is_recorded_when_it_ends(
     rows = db_rows(db, "SELECT session_id, json_extract(data, '$.path') FROM events")
     assert ("during", f"{project}/src/during.py") in rows  # written by the repair at its end
     _assert_whole(db, counts, project)
+
+
+#: A repair process killed (SIGKILL) right after the first batch of its refill committed.
+_KILLED_MIDWAY = """
+import os, sys
+from ctxmode.core import db
+
+def step(table, done, total):
+    if 0 < done < total:
+        os.kill(os.getpid(), 9)
+
+db.repair(sys.argv[1], progress=step)
+"""
+
+
+def test_a_repair_killed_midway_is_finished_by_the_next_hook(project: Path) -> None:
+    """A refill killed after its first batch leaves an index that passes every check but
+    misses rows: the marker it leaves names the table, and the next hook fills it again."""
+    import subprocess
+    import sys
+
+    db, counts = _store(project)
+    _overwrite(db, "search_trigram_data")
+    killed = subprocess.run([sys.executable, "-c", _KILLED_MIDWAY, str(db)], check=False)
+    assert killed.returncode == -9
+    indexed = db_rows(db, "SELECT count(*) FROM search_trigram_docsize")[0][0]
+    assert 0 < indexed < counts["search_items"]  # half filled
+    assert not _sound(db) or indexed < counts["search_items"]
+    assert Path(config.repair_marker_for(db)).exists()
+    report = json.loads(run_cli("doctor", "--json", cwd=project).stdout)
+    check = {c["name"]: c for c in report["checks"]}["repair"]
+    assert check["level"] == "FAIL" and "search_trigram" in check["fix"]
+
+    payload = post_tool_use(project, "new-session", "toolu_new", f"{project}/src/after.py")
+    proc = hook_process("post-tool-use", json.dumps(payload).encode(), cwd=project)
+    assert proc.returncode == 0 and proc.stdout == b"", proc.stderr
+    assert "interrupted repair" in (project / ".context" / "hooks.log").read_text("utf-8")
+    items = db_rows(db, "SELECT count(*) FROM search_items")[0][0]
+    assert db_rows(db, "SELECT count(*) FROM search_trigram_docsize")[0][0] == items
+    _assert_whole(db, counts, project)
+    rows = db_rows(db, "SELECT json_extract(data, '$.path') FROM events")
+    assert (f"{project}/src/after.py",) in rows
