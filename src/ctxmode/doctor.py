@@ -92,6 +92,7 @@ def repair(db_path: Path, log: Callable[[str], None] | None = None) -> str:
     return a one-line account."""
     from ctxmode.core.db import Database
     from ctxmode.core.db import repair as repair_store
+    from ctxmode.core.errors import StoreError
     from ctxmode.sessions import spool
 
     account, kept = repair_store(str(db_path), log)
@@ -99,9 +100,12 @@ def repair(db_path: Path, log: Callable[[str], None] | None = None) -> str:
         account += f"; the damaged file is kept as {kept}"
     if spool.waiting(config.spool_dir_for(db_path)):
         written = 0
-        with Database.open(db_path) as db:
-            while done := spool.replay(db, limit=spool.REPLAY_BATCH):
-                written += done
+        try:
+            with Database.open(db_path) as db:
+                while done := spool.replay(db, limit=spool.REPLAY_BATCH):
+                    written += done
+        except StoreError as exc:
+            return f"{account}; hook calls kept while it ran wait for the next hook ({exc})"
         account += f"; wrote {written} hook call(s) kept while it ran"
     return account
 

@@ -551,9 +551,10 @@ def _read_marker(path: str) -> tuple[int, list[str]] | None:
 
 def _write_marker(path: str, pid: int, tables: Sequence[str] = ()) -> None:
     marker = config.repair_marker_for(path)
-    with open(marker + ".tmp", "w", encoding="utf-8") as handle:
+    tmp = f"{marker}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as handle:
         handle.write(f"{pid} {','.join(tables)}\n")
-    os.replace(marker + ".tmp", marker)
+    os.replace(tmp, marker)
 
 
 def repair_running(path: str) -> bool:
@@ -604,6 +605,7 @@ def repair(
     A marker file (``config.repair_marker_for``) names the process while it works, so hooks
     spool their calls meanwhile; an in-place repair killed midway is finished by the next.
     """
+    from ctxmode.core import index_schema
     from ctxmode.core import repair as in_place
 
     say = log or (lambda _text: None)
@@ -623,7 +625,8 @@ def repair(
         else:
             try:
                 damage = in_place.diagnose(conn, say)
-                damage.fts += [t for t in left if t not in damage.fts]
+                present = index_schema.fts_tables(conn)  # a migration may have dropped one
+                damage.fts += [t for t in left if t in present and t not in damage.fts]
                 if damage.in_place:
                     pending = damage.fts
                     _write_marker(path, os.getpid(), pending)
@@ -648,11 +651,10 @@ def repair(
         return f"copied {report.summary()} into a new store", moved
     finally:
         if not pending:
-            for marker in (config.repair_marker_for(path), config.repair_marker_for(path) + ".tmp"):
-                try:  # noqa: SIM105 - contextlib costs a hook ~1.6 ms to import
-                    os.remove(marker)
-                except OSError:
-                    pass
+            try:  # noqa: SIM105 - contextlib costs a hook ~1.6 ms to import
+                os.remove(config.repair_marker_for(path))
+            except OSError:
+                pass
 
 
 def salvage_for_hook(

@@ -184,7 +184,9 @@ def _insert_target(statement: str) -> tuple[str, list[str]] | None:
     import re
 
     found = re.match(
-        r'\s*INSERT\s+INTO\s+(?:main\.)?["`\[]?(\w+)["`\]]?\s*\(([^)]*)\)', statement, re.I
+        r'\s*INSERT\s+(?:OR\s+\w+\s+)?INTO\s+(?:main\.)?["`\[]?(\w+)["`\]]?\s*\(([^)]*)\)',
+        statement,
+        re.I,
     )
     if found is None:
         return None
@@ -207,8 +209,9 @@ def fts_feeders(conn: sqlite3.Connection, table: str) -> list[tuple[str, str, st
         if begin is None:
             continue
         head = [(p, w) for p, w in tokens if p < begin]
-        if not {"AFTER", "INSERT"} <= {w for _, w in head} or "UPDATE" in {w for _, w in head}:
-            continue  # only the triggers that run when a row is added
+        on = next((i for i, (_, w) in enumerate(head) if w == "ON"), len(head))
+        if [w for _, w in head[2:on]][-2:] != ["AFTER", "INSERT"]:
+            continue  # only the triggers that run after a row is added
         when = next((p for p, w in head if w == "WHEN"), None)
         end = max(p for p, w in tokens if w == "END")
         body_start = begin + len("BEGIN")

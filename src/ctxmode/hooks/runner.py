@@ -241,7 +241,7 @@ def _handle(
     in the background), the call's records wait in the spool."""
     from ctxmode.core import config
     from ctxmode.core.db import is_damage
-    from ctxmode.core.errors import CorruptDatabase
+    from ctxmode.core.errors import CorruptDatabase, StoreUnavailable
     from ctxmode.hooks import handlers
     from ctxmode.store import Store
 
@@ -292,7 +292,12 @@ def _handle(
             return result
         from ctxmode.core.db import salvage_for_hook  # the damage path only
 
-        done = salvage_for_hook(db_path)
+        try:
+            done = salvage_for_hook(db_path)
+        except StoreUnavailable as exc:  # a writer held the store past the repair's wait
+            log(root, "WARN", f"damaged store ({damage}): repair not done yet ({exc})")
+            _spool_during_repair(ev, key, root, db_path)
+            return None
         if done is None:
             log(root, "WARN", f"damaged store ({damage}): `ctxmode doctor --repair` started")
             _spool_during_repair(ev, key, root, db_path)
@@ -309,9 +314,14 @@ def _under_repair(ev: NormalizedHookEvent, key: str | None, root: str, db_path: 
     A repair killed midway is taken over here (finished now, or started again in the
     background for a large store)."""
     from ctxmode.core.db import repair_running, salvage_for_hook
+    from ctxmode.core.errors import StoreUnavailable
 
     if not repair_running(db_path):
-        done = salvage_for_hook(db_path)  # an interrupted repair: finish it
+        try:
+            done = salvage_for_hook(db_path)  # an interrupted repair: finish it
+        except StoreUnavailable as exc:  # a writer held the store past the repair's wait
+            log(root, "WARN", f"interrupted repair not finished yet ({exc})")
+            done = None
         if done is not None:
             log(root, "WARN", f"finished an interrupted repair of the store: {done[0]}")
             return False
