@@ -110,6 +110,14 @@ def repair(db_path: Path, log: Callable[[str], None] | None = None) -> str:
     return account
 
 
+def repair_due(db_path: Path) -> bool:
+    """Whether ``repair`` should run whatever the checks say: a hook started this process for
+    it, or a repair was stopped midway (``core.db.repair_due``)."""
+    from ctxmode.core import db
+
+    return db.repair_due(str(db_path))
+
+
 def needs_repair(checks: tuple[Check, ...] | list[Check]) -> bool:
     """Whether a check found damage that ``repair`` fixes."""
     return any(c.level == "FAIL" and "`ctxmode doctor --repair`" in c.fix for c in checks)

@@ -75,7 +75,7 @@ def doctor_cmd(ctx: click.Context, repair: bool, as_json: bool) -> None:
     """
     app = state(ctx)
     checks = doctor.run(app.db_path, app.root)
-    if repair and doctor.needs_repair(checks):
+    if repair and (doctor.needs_repair(checks) or doctor.repair_due(app.db_path)):
         from ctxmode.core.errors import StoreError
 
         try:

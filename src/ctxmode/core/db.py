@@ -532,6 +532,8 @@ def salvage(path: str, log: Callable[[str], None] | None = None) -> tuple[str, S
 #: A repair whose marker is older than this (seconds) and whose process cannot be checked is
 #: taken for dead.
 _REPAIR_GRACE_S = 3600
+#: A background repair is not started again sooner than this after the last (seconds).
+_RESPAWN_S = 300
 
 
 def _read_marker(path: str) -> tuple[int, list[str]] | None:
@@ -590,6 +592,13 @@ def repair_interrupted(path: str) -> list[str] | None:
     if state is None or repair_running(path):
         return None
     return state[1]
+
+
+def repair_due(path: str) -> bool:
+    """Whether a repair marker waits for this process: one a hook left for the repair it
+    started here (or that claimed it), or one a killed repair left."""
+    state = _read_marker(path)
+    return state is not None and (state[0] in (0, os.getpid()) or not repair_running(path))
 
 
 def repair(
@@ -668,6 +677,11 @@ def salvage_for_hook(
         return repair(path, log)
     import subprocess
 
+    try:
+        if time.time() - os.path.getmtime(config.repair_marker_for(path)) < _RESPAWN_S:
+            return None  # one started lately did not finish: not one process per tool call
+    except OSError:
+        pass
     _write_marker(path, 0)  # claims the repair for the process below (``repair_running``)
     child = subprocess.Popen(  # noqa: S603 - our own interpreter and module
         [sys.executable, "-m", "ctxmode", "--db", path, "doctor", "--repair"],
