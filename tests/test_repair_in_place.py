@@ -198,8 +198,8 @@ def test_a_hook_during_a_background_repair_is_recorded_when_it_ends(
     holder = sqlite3.connect(db, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     try:
-        assert dbmod.salvage_for_hook(str(db)) is None
-        assert dbmod.salvage_for_hook(str(db)) is None  # under way: not started twice
+        assert dbmod.repair_for_hook(str(db)) is None
+        assert dbmod.repair_for_hook(str(db)) is None  # under way: not started twice
         assert dbmod.repair_running(str(db))
         payload = post_tool_use(project, "during", "toolu_during", f"{project}/src/during.py")
         started = time.monotonic()

@@ -67,8 +67,9 @@ def translate_sqlite_error(exc: sqlite3.Error, path: str | os.PathLike[str]) -> 
     text = str(exc).lower()
     if any(m in text for m in _DAMAGE_MESSAGES):
         return CorruptDatabase(
-            f"{path} is not a readable ctxmode database ({exc}); run `ctxmode doctor --repair` "
-            "to copy every readable row into a new store (hooks do it by themselves)"
+            f"{path} is not a readable ctxmode database ({exc}); run `ctxmode doctor --repair`: "
+            "it rebuilds a damaged search index in place, or copies every readable row into a "
+            "new store (hooks do it by themselves)"
         )
     if "readonly" in text or "read-only" in text:
         return StoreUnavailable(
@@ -342,10 +343,10 @@ class Database:
         """Open (creating and migrating as needed) the store at ``path``.
 
         ``root`` is the project root that file paths are relative to (default: the folder that
-        holds ``.context``). With ``recover=True`` a damaged file is salvaged (``salvage``:
-        every readable row copied into a new store, the damaged file kept aside) and another
-        program's database is moved aside for a fresh store; ``recovered_from`` names the kept
-        file.
+        holds ``.context``). With ``recover=True`` a damaged file is repaired (``repair``: in
+        place when only the search index or an index is damaged, else every readable row
+        copied into a new store, the damaged file kept aside) and another program's database
+        is moved aside for a fresh store; ``recovered_from`` names the kept file.
         """
         db_path = os.path.abspath(os.path.expanduser(path))
         project_root = os.path.realpath(root) if root else config.root_dir_for_db(db_path)
@@ -371,7 +372,7 @@ class Database:
         except CorruptDatabase as exc:
             if not recover:
                 raise
-            done = salvage_for_hook(db_path)
+            done = repair_for_hook(db_path)
             if done is None:
                 raise CorruptDatabase(
                     f"{db_path} is damaged ({exc}) and large: `ctxmode doctor --repair` runs "
@@ -666,7 +667,7 @@ def repair(
                 pass
 
 
-def salvage_for_hook(
+def repair_for_hook(
     path: str, log: Callable[[str], None] | None = None
 ) -> tuple[str, str | None] | None:
     """``repair`` a store up to ``config.hook_repair_max_bytes()`` now; for a larger one start

@@ -290,10 +290,10 @@ def _handle(
             else:
                 store.close()
             return result
-        from ctxmode.core.db import salvage_for_hook  # the damage path only
+        from ctxmode.core.db import repair_for_hook  # the damage path only
 
         try:
-            done = salvage_for_hook(db_path)
+            done = repair_for_hook(db_path)
         except StoreUnavailable as exc:  # a writer held the store past the repair's wait
             log(root, "WARN", f"damaged store ({damage}): repair not done yet ({exc})")
             _spool_during_repair(ev, key, root, db_path)
@@ -313,12 +313,12 @@ def _under_repair(ev: NormalizedHookEvent, key: str | None, root: str, db_path: 
 
     A repair killed midway is taken over here (finished now, or started again in the
     background for a large store)."""
-    from ctxmode.core.db import repair_running, salvage_for_hook
+    from ctxmode.core.db import repair_for_hook, repair_running
     from ctxmode.core.errors import StoreUnavailable
 
     if not repair_running(db_path):
         try:
-            done = salvage_for_hook(db_path)  # an interrupted repair: finish it
+            done = repair_for_hook(db_path)  # an interrupted repair: finish it
         except StoreUnavailable as exc:  # a writer held the store past the repair's wait
             log(root, "WARN", f"interrupted repair not finished yet ({exc})")
             done = None
