@@ -260,3 +260,29 @@ def test_a_repair_killed_midway_is_finished_by_the_next_hook(project: Path) -> N
     _assert_whole(db, counts, project)
     rows = db_rows(db, "SELECT json_extract(data, '$.path') FROM events")
     assert (f"{project}/src/after.py",) in rows
+
+
+def test_a_damaged_free_list_is_rewritten_in_place(project: Path) -> None:
+    """Pages no table uses (a damaged free list) cost a ``VACUUM``, nothing more."""
+    db, counts = _store(project)
+    inode = db.stat().st_ino
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("CREATE TABLE scratch(x)")
+    conn.execute("INSERT INTO scratch SELECT randomblob(3000) FROM contexts")
+    conn.execute("DROP TABLE scratch")  # its pages go to the free list
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    data = bytearray(db.read_bytes())
+    trunk, size = int.from_bytes(data[32:36], "big"), int.from_bytes(data[16:18], "big")
+    assert trunk
+    data[(trunk - 1) * size + 4 : trunk * size] = os.urandom(size - 4)
+    db.write_bytes(bytes(data))
+    assert not _sound(db)
+
+    report = json.loads(run_cli("doctor", "--json", cwd=project).stdout)
+    check = {c["name"]: c for c in report["checks"]}["integrity"]
+    assert "unused or free pages" in check["fix"] and "in place" in check["fix"], check
+    done = run_cli("doctor", "--repair", cwd=project)
+    assert "rebuilt in place: the file's free pages" in done.stderr, done.stderr
+    assert db.stat().st_ino == inode
+    _assert_whole(db, counts, project)

@@ -86,16 +86,21 @@ def repair_in_place_fix(what: str) -> str:
     )
 
 
-def repair(db_path: Path, log: Callable[[str], None] | None = None) -> str:
+def repair(
+    db_path: Path,
+    log: Callable[[str], None] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> str:
     """Repair a damaged store (``core.db.repair``: in place when only derived structures are
     damaged, else a salvage into a new store), then write the hook calls spooled meanwhile;
-    return a one-line account."""
+    return a one-line account. ``progress(table, rows done, rows)`` follows the refill of a
+    search index."""
     from ctxmode.core.db import Database
     from ctxmode.core.db import repair as repair_store
     from ctxmode.core.errors import StoreError
     from ctxmode.sessions import spool
 
-    account, kept = repair_store(str(db_path), log)
+    account, kept = repair_store(str(db_path), log, progress)
     if kept is not None:
         account += f"; the damaged file is kept as {kept}"
     if spool.waiting(config.spool_dir_for(db_path)):

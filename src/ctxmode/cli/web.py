@@ -76,10 +76,14 @@ def doctor_cmd(ctx: click.Context, repair: bool, as_json: bool) -> None:
     app = state(ctx)
     checks = doctor.run(app.db_path, app.root)
     if repair and (doctor.needs_repair(checks) or doctor.repair_due(app.db_path)):
+        from ctxmode.cli._progress import bars
         from ctxmode.core.errors import StoreError
 
         try:
-            account = doctor.repair(app.db_path, lambda text: click.echo(text, err=True))
+            with bars("filling", quiet=as_json) as update:
+                account = doctor.repair(
+                    app.db_path, lambda text: click.echo(text, err=True), update
+                )
         except StoreError as exc:
             raise click.ClickException(str(exc)) from exc
         click.echo(account, err=True)
