@@ -286,3 +286,66 @@ def test_a_damaged_free_list_is_rewritten_in_place(project: Path) -> None:
     assert "rebuilt in place: the file's free pages" in done.stderr, done.stderr
     assert db.stat().st_ino == inode
     _assert_whole(db, counts, project)
+
+
+#: A repair process that stops after the first batch of its refill until ``go`` exists: an
+#: in-place repair of a large store, caught in the middle.
+_PAUSED_MIDWAY = """
+import os, sys, time
+from ctxmode.core import db
+
+def step(table, done, total):
+    if 0 < done < total and not os.path.exists(sys.argv[2]):
+        open(sys.argv[3], "w").close()
+        while not os.path.exists(sys.argv[2]):
+            time.sleep(0.05)
+
+print(db.repair(sys.argv[1], progress=step)[0])
+"""
+
+
+def test_during_an_in_place_repair_a_snapshot_is_taken_and_calls_wait_in_the_spool(
+    project: Path, tmp_path: Path
+) -> None:
+    """While a repair fills a search index again in the same file, a PreCompact still saves
+    its snapshot (the file stays usable), a tool call waits in the spool, and the first hook
+    after the repair writes it."""
+    import subprocess
+    import sys
+
+    db, counts = _store(project)
+    _overwrite(db, "search_trigram_data")
+    go, paused = tmp_path / "go", tmp_path / "paused"
+    repairer = subprocess.Popen(
+        [sys.executable, "-c", _PAUSED_MIDWAY, str(db), str(go), str(paused)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not paused.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert paused.exists()
+        compact = {
+            "session_id": "old-session", "transcript_path": str(tmp_path / "none.jsonl"),
+            "cwd": str(project), "hook_event_name": "PreCompact", "trigger": "auto",
+        }  # fmt: skip
+        proc = hook_process("pre-compact", json.dumps(compact).encode(), cwd=project)
+        assert proc.returncode == 0, proc.stderr
+        payload = post_tool_use(project, "old-session", "toolu_during", f"{project}/src/d.py")
+        proc = hook_process("post-tool-use", json.dumps(payload).encode(), cwd=project)
+        assert proc.returncode == 0 and proc.stdout == b"", proc.stderr
+        assert list(Path(config.spool_dir_for(db)).glob("*.json"))
+        assert db_rows(db, "SELECT count(*) FROM session_resume")[0][0] == 1
+    finally:
+        go.touch()
+        out, _ = repairer.communicate(timeout=60)
+    assert "rebuilt in place: search_trigram" in out
+    payload = post_tool_use(project, "old-session", "toolu_after", f"{project}/src/e.py")
+    assert hook_process("post-tool-use", json.dumps(payload).encode(), cwd=project).returncode == 0
+    paths = {r[0] for r in db_rows(db, "SELECT json_extract(data, '$.path') FROM events")}
+    assert {f"{project}/src/d.py", f"{project}/src/e.py"} <= paths
+    assert not Path(config.spool_dir_for(db)).exists()
+    items = db_rows(db, "SELECT count(*) FROM search_items")[0][0]
+    assert db_rows(db, "SELECT count(*) FROM search_trigram_docsize")[0][0] == items
+    _assert_whole(db, counts, project)

@@ -537,26 +537,28 @@ _REPAIR_GRACE_S = 3600
 _RESPAWN_S = 300
 
 
-def _read_marker(path: str) -> tuple[int, list[str]] | None:
-    """(process id, FTS tables left to fill) from the repair marker of the store at ``path``;
-    None without one. An unreadable marker reads as (0, [])."""
+def _read_marker(path: str) -> tuple[int, list[str], bool] | None:
+    """(process id, FTS tables left to fill, whether the repair works in place) from the
+    repair marker of the store at ``path``; None without one. An unreadable marker reads as
+    (0, [], False)."""
     try:
         with open(config.repair_marker_for(path), encoding="utf-8") as handle:
-            text = handle.read()
+            parts = handle.read().split()
     except OSError:
         return None
-    pid, _, tables = text.strip().partition(" ")
     try:
-        return int(pid), [t for t in tables.split(",") if t]
-    except ValueError:
-        return 0, []
+        tables = [t for t in parts[1].split(",") if t and t != "-"] if len(parts) > 1 else []
+        return int(parts[0]), tables, parts[2:3] == ["in-place"]
+    except (ValueError, IndexError):
+        return 0, [], False
 
 
-def _write_marker(path: str, pid: int, tables: Sequence[str] = ()) -> None:
+def _write_marker(path: str, pid: int, tables: Sequence[str] = (), in_place: bool = False) -> None:
     marker = config.repair_marker_for(path)
     tmp = f"{marker}.{os.getpid()}.tmp"
     with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(f"{pid} {','.join(tables)}\n")
+        mode = "in-place" if in_place else "undecided"
+        handle.write(f"{pid} {','.join(tables) or '-'} {mode}\n")
     os.replace(tmp, marker)
 
 
@@ -584,6 +586,14 @@ def repair_running(path: str) -> bool:
         return time.time() - os.path.getmtime(config.repair_marker_for(path)) < _REPAIR_GRACE_S
     except OSError:
         return False
+
+
+def repair_in_place_running(path: str) -> bool:
+    """Whether the repair under way works in the same file (``repair``): then the store can
+    be read and written meanwhile, at the cost of a wait for the lock now and then (hooks
+    still spool the calls they can, so that the refill keeps its short transactions)."""
+    state = _read_marker(path)
+    return state is not None and state[2] and repair_running(path)
 
 
 def repair_interrupted(path: str) -> list[str] | None:
@@ -639,7 +649,7 @@ def repair(
                 damage.fts += [t for t in left if t in present and t not in damage.fts]
                 if damage.in_place:
                     pending = damage.fts
-                    _write_marker(path, os.getpid(), pending)
+                    _write_marker(path, os.getpid(), pending, in_place=True)
                     account = in_place.repair(conn, damage, say, progress)
                     pending = []
                     return account, None

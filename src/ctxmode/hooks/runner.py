@@ -308,14 +308,21 @@ def _handle(
     return None
 
 
-def _under_repair(ev: NormalizedHookEvent, key: str | None, root: str, db_path: str) -> bool:
-    """True when a repair has the store (``core.db.repair``): the call went to the spool instead.
+#: Hook kinds that run as usual while a repair works in the same file: what they write cannot
+#: wait in the spool (a snapshot of a session about to be compacted, the startup brief).
+_DURING_REPAIR = frozenset({"pre_compact", "session_start"})
 
-    A repair killed midway is taken over here (finished now, or started again in the
-    background for a large store)."""
-    from ctxmode.core.db import repair_for_hook, repair_running
+
+def _under_repair(ev: NormalizedHookEvent, key: str | None, root: str, db_path: str) -> bool:
+    """True when a repair has the store (``core.db.repair``): the call went to the spool
+    instead. A snapshot before a compaction and the startup brief (``_DURING_REPAIR``) run
+    as usual while the repair works in the same file. A repair killed midway is
+    taken over here (finished now, or started again in the background for a large store)."""
+    from ctxmode.core.db import repair_for_hook, repair_in_place_running, repair_running
     from ctxmode.core.errors import StoreUnavailable
 
+    if ev.kind in _DURING_REPAIR and repair_in_place_running(db_path):
+        return False  # worth a short wait for the lock: the file stays usable
     if not repair_running(db_path):
         try:
             done = repair_for_hook(db_path)  # an interrupted repair: finish it
