@@ -317,6 +317,21 @@ def _refill(
         conn.execute(f'DELETE FROM temp."{scratch}"')
         return max(done, 0)
 
+    def copy_all(source: str, scratch: str, sql: str) -> int:
+        """Every row of ``source``, a slice at a time (the scratch table stays small)."""
+        done, low = 0, lowest
+        while True:
+            upper = conn.execute(
+                f'SELECT rowid FROM main."{source}" WHERE rowid > ? ORDER BY rowid '
+                "LIMIT 1 OFFSET 4999",
+                (low,),
+            ).fetchone()
+            high = 2**63 - 1 if upper is None else int(upper[0])
+            done += copy(source, scratch, sql, low, high)
+            if upper is None:
+                return done
+            low = high
+
     conn.execute("BEGIN IMMEDIATE")
     try:
         _empty(conn, table, create_sql)  # what triggers indexed since it was recreated
@@ -342,7 +357,7 @@ def _refill(
                     _empty(conn, table, create_sql)
                     read = 0
                     for s, sc, q in copies:
-                        read += copy(s, sc, q, lowest, 2**63 - 1)
+                        read += copy_all(s, sc, q)
                     conn.execute("COMMIT")
                     if progress is not None:
                         progress(read, read)
