@@ -179,6 +179,9 @@ def repair(
             filled.append(f"{table} ({rows} rows)")
             say(f"search index {table} filled again from {rows} rows")
         problems = [str(r[0]) for r in conn.execute("PRAGMA quick_check(20)")]
+        # ``VACUUM`` went through the write-ahead log (as large as the file): give it back now
+        # rather than when the last connection closes.
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
     except (sqlite3.Error, LookupError) as exc:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
