@@ -29,8 +29,9 @@ CHUNK_WORD = "zebrafishery"
 
 
 def _store(project: Path) -> tuple[Path, dict[str, int]]:
-    """A store with 200 contexts (some in Chinese), tasks linked to them, events and a folder
-    of indexed documents, checkpointed into the main file; returns it and its row counts."""
+    """A store with 200 contexts (some in Chinese), tasks and files linked to them, events and
+    a folder of indexed documents, checkpointed into the main file; returns it and its row
+    counts."""
     docs = project / "docs"
     docs.mkdir()
     for i in range(30):
@@ -54,6 +55,7 @@ def _store(project: Path) -> tuple[Path, dict[str, int]]:
                 text += " 数据库连接池的配置说明"
             ctx = store.write_context("decision", text)
             store.link_task(ctx.id, tasks[i % 10].id)
+            store.link_files(ctx.id, [f"docs/guide{i % 30}.md"])
         report = store.index_path(str(docs))
         assert report.chunks > 30
         store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -63,7 +65,8 @@ def _store(project: Path) -> tuple[Path, dict[str, int]]:
 
 
 def _counts(db: Path) -> dict[str, int]:
-    tables = ("contexts", "tasks", "context_task_map", "events", "chunks", "search_items")
+    tables = ("contexts", "tasks", "context_task_map", "context_file_map", "events", "chunks")
+    tables += ("search_items",)
     return {t: db_rows(db, f"SELECT count(*) FROM {t}")[0][0] for t in tables}
 
 
@@ -92,9 +95,8 @@ def _assert_whole(db: Path, counts: dict[str, int], project: Path) -> None:
     """Every row is there, the file is sound, and search finds contexts and documents."""
     assert integrity(db) == "ok"
     now = _counts(db)
-    assert {t: now[t] for t in ("contexts", "tasks", "context_task_map", "chunks")} == {
-        t: counts[t] for t in ("contexts", "tasks", "context_task_map", "chunks")
-    }
+    kept = ("contexts", "tasks", "context_task_map", "context_file_map", "chunks")
+    assert {t: now[t] for t in kept} == {t: counts[t] for t in kept}
     assert now["events"] >= counts["events"]
     conn = sqlite3.connect(db)
     for table in ("search_fts", "search_trigram", "search_cjk"):
