@@ -5,7 +5,9 @@ program's SQLite database, and pages of a live index overwritten (damage SQLite 
 when a write touches it, long after the store opened fine). For each, the real hook process
 exits 0 with nothing on stdout, the bad file is kept under ``context.db.bad-<stamp>`` byte for
 byte, a fresh store records the event, the hook log and ``ctxmode doctor`` say what happened,
-and the CLI and MCP server (which never move files themselves) report a clear error.
+and the CLI and MCP server (which never move files themselves) report a clear error. Damage
+confined to an index or the search index is repaired in the same file instead
+(``tests/test_repair_in_place.py``).
 """
 
 from __future__ import annotations

@@ -65,8 +65,10 @@ def _store(project: Path) -> tuple[Path, dict[str, int]]:
 
 
 def _counts(db: Path) -> dict[str, int]:
-    tables = ("contexts", "tasks", "context_task_map", "context_file_map", "events", "chunks")
-    tables += ("search_items",)
+    tables = (
+        "contexts", "tasks", "context_task_map", "context_file_map", "events", "chunks",
+        "search_items",
+    )  # fmt: skip
     return {t: db_rows(db, f"SELECT count(*) FROM {t}")[0][0] for t in tables}
 
 
