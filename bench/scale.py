@@ -13,7 +13,7 @@ contexts and ``--tasks`` tasks; the hook, the snapshot (pre-compact), query, sea
 startup brief (session-start) timed on it and on a small store (200 events, 200 contexts, 50
 tasks, no index), medians of ``--runs`` runs, ratios year-old / small.
 Part 3, damage: copies of the year-old store with the pages of one search-index shadow table
-overwritten, repaired in place (``core.db.repair``: the same file, the index rebuilt) and
+overwritten, repaired in place (``core.repair.repair``: the same file, the index rebuilt) and
 salvaged (``core.db.salvage``: every row copied into a new store, files to index again).
 
 Targets (issue 27): index <= 6x the floor's time and <= 3x its size; hook max during an index
@@ -293,6 +293,7 @@ def part_damage(store: Path, tmp: Path) -> None:
     import shutil
 
     from ctxmode.core import db as database
+    from ctxmode.core import repair
 
     print("damaged search index: in-place repair vs salvage (same damage, same store)")
     for table in ("search_trigram_data", "search_fts_data"):
@@ -304,7 +305,7 @@ def part_damage(store: Path, tmp: Path) -> None:
             inode = copy.stat().st_ino
             start = time.perf_counter()
             if how == "in place":
-                account, moved = database.repair(str(copy))
+                account, moved = repair.repair(str(copy))
                 assert moved is None and copy.stat().st_ino == inode, account
             else:
                 database.salvage(str(copy))

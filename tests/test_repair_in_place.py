@@ -191,7 +191,7 @@ def test_a_hook_during_a_background_repair_is_recorded_when_it_ends(
     """Over the size a hook repairs itself, the repair runs in the background
     (``ctxmode doctor --repair``); a hook meanwhile spools its call, which is in the store
     once the repair ends."""
-    from ctxmode.core import db as dbmod
+    from ctxmode.core import repair
 
     db, counts = _store(project)
     inode = db.stat().st_ino
@@ -202,9 +202,9 @@ def test_a_hook_during_a_background_repair_is_recorded_when_it_ends(
     holder = sqlite3.connect(db, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     try:
-        assert dbmod.repair_for_hook(str(db)) is None
-        assert dbmod.repair_for_hook(str(db)) is None  # under way: not started twice
-        assert dbmod.repair_running(str(db))
+        assert repair.repair_for_hook(str(db)) is None
+        assert repair.repair_for_hook(str(db)) is None  # under way: not started twice
+        assert repair.repair_running(str(db))
         payload = post_tool_use(project, "during", "toolu_during", f"{project}/src/during.py")
         started = time.monotonic()
         proc = hook_process("post-tool-use", json.dumps(payload).encode(), cwd=project)
@@ -227,13 +227,13 @@ def test_a_hook_during_a_background_repair_is_recorded_when_it_ends(
 #: A repair process killed (SIGKILL) right after the first batch of its refill committed.
 _KILLED_MIDWAY = """
 import os, sys
-from ctxmode.core import db
+from ctxmode.core import repair
 
 def step(table, done, total):
     if 0 < done < total:
         os.kill(os.getpid(), 9)
 
-db.repair(sys.argv[1], progress=step)
+repair.repair(sys.argv[1], progress=step)
 """
 
 
@@ -296,7 +296,7 @@ def test_a_damaged_free_list_is_rewritten_in_place(project: Path) -> None:
 #: in-place repair of a large store, caught in the middle.
 _PAUSED_MIDWAY = """
 import os, sys, time
-from ctxmode.core import db
+from ctxmode.core import repair
 
 def step(table, done, total):
     if 0 < done < total and not os.path.exists(sys.argv[2]):
@@ -304,7 +304,7 @@ def step(table, done, total):
         while not os.path.exists(sys.argv[2]):
             time.sleep(0.05)
 
-print(db.repair(sys.argv[1], progress=step)[0])
+print(repair.repair(sys.argv[1], progress=step)[0])
 """
 
 
@@ -359,7 +359,7 @@ def test_the_rebuild_follows_the_schema_in_the_file(project: Path) -> None:
     """An FTS5 table a later migration might add, fed by its own trigger (another source
     table, a WHEN clause, ``INSERT OR REPLACE ... SELECT``), is rebuilt from that trigger's
     own statements: nothing about it is written in the repair code."""
-    from ctxmode.core import db as dbmod
+    from ctxmode.core import repair
 
     db = project / ".context" / "context.db"
     with Store.open(db) as store:
@@ -378,7 +378,7 @@ def test_the_rebuild_follows_the_schema_in_the_file(project: Path) -> None:
         store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     _overwrite(db, "notes_fts_data")
 
-    account, moved = dbmod.repair(str(db))
+    account, moved = repair.repair(str(db))
     assert moved is None and account.startswith("rebuilt in place: notes_fts"), account
     assert integrity(db) == "ok"
     assert db_rows(db, "SELECT count(*) FROM notes_fts_docsize")[0][0] == 300

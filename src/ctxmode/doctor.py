@@ -91,13 +91,13 @@ def repair(
     log: Callable[[str], None] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> str:
-    """Repair a damaged store (``core.db.repair``: in place when only derived structures are
+    """Repair a damaged store (``core.repair.repair``: in place when only derived structures are
     damaged, else a salvage into a new store), then write the hook calls spooled meanwhile;
     return a one-line account. ``progress(table, rows done, rows)`` follows the refill of a
     search index."""
     from ctxmode.core.db import Database
-    from ctxmode.core.db import repair as repair_store
     from ctxmode.core.errors import StoreError
+    from ctxmode.core.repair import repair as repair_store
     from ctxmode.sessions import spool
 
     account, kept = repair_store(str(db_path), log, progress)
@@ -117,10 +117,10 @@ def repair(
 
 def repair_due(db_path: Path) -> bool:
     """Whether ``repair`` should run whatever the checks say: a hook started this process for
-    it, or a repair was stopped midway (``core.db.repair_due``)."""
-    from ctxmode.core import db
+    it, or a repair was stopped midway (``core.repair.repair_due``)."""
+    from ctxmode.core import repair as store_repair
 
-    return db.repair_due(str(db_path))
+    return store_repair.repair_due(str(db_path))
 
 
 def needs_repair(checks: tuple[Check, ...] | list[Check]) -> bool:
@@ -226,19 +226,19 @@ def _schema_check(version: int, tables: set[str]) -> Check:
 
 def check_repair(db_path: Path) -> Check | None:
     """A repair under way (hooks spool meanwhile) or one killed midway; None for neither."""
-    from ctxmode.core import db
+    from ctxmode.core import repair as store_repair
 
     marker = config.repair_marker_for(db_path)
     if not Path(marker).exists():
         return None
-    if db.repair_running(str(db_path)):
+    if store_repair.repair_running(str(db_path)):
         return Check(
             "repair",
             "WARN",
             "a repair of the store is under way; hook calls wait in the spool until it ends",
             "nothing to do: they are written when it ends",
         )
-    left = db.repair_interrupted(str(db_path)) or []
+    left = store_repair.repair_interrupted(str(db_path)) or []
     what = ", ".join(left) or "the damaged structures"
     return Check(
         "repair", "FAIL", "a repair of the store was stopped midway", repair_in_place_fix(what)

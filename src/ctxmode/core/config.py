@@ -132,8 +132,9 @@ def hook_repair_max_bytes() -> int:
 
 
 def repair_marker_for(db_path: str | os.PathLike[str]) -> str:
-    """The file that says a repair of the store at ``db_path`` is under way (``db.repair``):
-    while it names a live process, hooks keep their calls in the spool."""
+    """The file that says a repair of the store at ``db_path`` is under way
+    (``core.repair.repair``): while it names a live process, hooks keep their calls in the
+    spool."""
     return f"{os.fspath(db_path)}.repair"
 
 

@@ -178,7 +178,9 @@ def _prepare_file(path: str) -> None:
         ) from exc
 
 
-def _connect(path: str) -> sqlite3.Connection:
+def connect(path: str) -> sqlite3.Connection:
+    """A connection to the store file at ``path`` with ctxmode's pragmas and the SQL
+    functions its triggers call; not migrated (``Database.open`` does that)."""
     conn = sqlite3.connect(
         path,
         timeout=config.BUSY_TIMEOUT_MS / 1000,
@@ -203,6 +205,15 @@ def _connect(path: str) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+def _sqlite_header(path: str) -> bool:
+    """Whether the file at ``path`` starts as a SQLite database does."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(16) == b"SQLite format 3\0"
+    except OSError:
+        return False
 
 
 def quarantine(path: str | os.PathLike[str], now: float | None = None) -> str:
@@ -343,10 +354,10 @@ class Database:
         """Open (creating and migrating as needed) the store at ``path``.
 
         ``root`` is the project root that file paths are relative to (default: the folder that
-        holds ``.context``). With ``recover=True`` a damaged file is repaired (``repair``: in
-        place when only the search index or an index is damaged, else every readable row
-        copied into a new store, the damaged file kept aside) and another program's database
-        is moved aside for a fresh store; ``recovered_from`` names the kept file.
+        holds ``.context``). With ``recover=True`` another program's database, or a file that is
+        no SQLite database at all, is moved aside for a fresh store; ``recovered_from`` names
+        the kept file. A damaged store raises ``CorruptDatabase`` (``core.repair.repair``
+        mends it: hooks call it).
         """
         db_path = os.path.abspath(os.path.expanduser(path))
         project_root = os.path.realpath(root) if root else config.root_dir_for_db(db_path)
@@ -359,8 +370,11 @@ class Database:
         recovered: str | None = None
         try:
             conn = cls._open_checked(db_path)
-        except NotACtxmodeDatabase as exc:
-            if not recover:
+        except (NotACtxmodeDatabase, CorruptDatabase) as exc:
+            # A damaged SQLite file is for ``core.repair`` (its rows can be read back); one
+            # with no SQLite header holds nothing to read: it is set aside like another
+            # program's database.
+            if not recover or (isinstance(exc, CorruptDatabase) and _sqlite_header(db_path)):
                 raise
             recovered = quarantine(db_path)
             print(
@@ -369,25 +383,12 @@ class Database:
             )
             _prepare_file(db_path)
             conn = cls._open_checked(db_path)
-        except CorruptDatabase as exc:
-            if not recover:
-                raise
-            done = repair_for_hook(db_path)
-            if done is None:
-                raise CorruptDatabase(
-                    f"{db_path} is damaged ({exc}) and large: `ctxmode doctor --repair` runs "
-                    "in the background; hooks keep their calls until it ends"
-                ) from exc
-            account, recovered = done
-            kept = f"; the damaged file is kept as {recovered}" if recovered else ""
-            print(f"ctxmode: {db_path} was damaged ({exc}); {account}{kept}", file=sys.stderr)
-            conn = cls._open_checked(db_path)
         return cls(conn, db_path, project_root, config.load_settings(project_root), recovered)
 
     @staticmethod
     def _open_checked(db_path: str) -> sqlite3.Connection:
         try:
-            conn = _connect(db_path)
+            conn = connect(db_path)
         except sqlite3.Error as exc:
             raise translate_sqlite_error(exc, db_path) from exc
         try:
@@ -528,183 +529,3 @@ def salvage(path: str, log: Callable[[str], None] | None = None) -> tuple[str, S
         if os.path.exists(tmp + suffix):
             os.replace(tmp + suffix, path + suffix)
     return moved, report
-
-
-#: A repair whose marker is older than this (seconds) and whose process cannot be checked is
-#: taken for dead.
-_REPAIR_GRACE_S = 3600
-#: A background repair is not started again sooner than this after the last (seconds).
-_RESPAWN_S = 300
-
-
-def _read_marker(path: str) -> tuple[int, list[str], bool] | None:
-    """(process id, FTS tables left to fill, whether the repair works in place) from the
-    repair marker of the store at ``path``; None without one. An unreadable marker reads as
-    (0, [], False)."""
-    try:
-        with open(config.repair_marker_for(path), encoding="utf-8") as handle:
-            parts = handle.read().split()
-    except OSError:
-        return None
-    try:
-        tables = [t for t in parts[1].split(",") if t and t != "-"] if len(parts) > 1 else []
-        return int(parts[0]), tables, parts[2:3] == ["in-place"]
-    except (ValueError, IndexError):
-        return 0, [], False
-
-
-def _write_marker(path: str, pid: int, tables: Sequence[str] = (), in_place: bool = False) -> None:
-    marker = config.repair_marker_for(path)
-    tmp = f"{marker}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        mode = "in-place" if in_place else "undecided"
-        handle.write(f"{pid} {','.join(tables) or '-'} {mode}\n")
-    os.replace(tmp, marker)
-
-
-def repair_running(path: str) -> bool:
-    """Whether a repair of the store at ``path`` is under way in a live process (its marker
-    names one): hooks then keep their calls in the spool instead of writing."""
-    state = _read_marker(path)
-    if state is None:
-        return False
-    pid = state[0]
-    if pid < 0:
-        return False  # stopped by a lock held too long: the next hook resumes it
-    if pid == 0:
-        try:
-            return time.time() - os.path.getmtime(config.repair_marker_for(path)) < 60
-        except OSError:
-            return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False  # killed midway: the next repair takes over (``repair``)
-    except OSError:
-        pass  # another user's process: alive
-    try:
-        return time.time() - os.path.getmtime(config.repair_marker_for(path)) < _REPAIR_GRACE_S
-    except OSError:
-        return False
-
-
-def repair_in_place_running(path: str) -> bool:
-    """Whether the repair under way works in the same file (``repair``): then the store can
-    be read and written meanwhile, at the cost of a wait for the lock now and then (hooks
-    still spool the calls they can, so that the refill keeps its short transactions)."""
-    state = _read_marker(path)
-    return state is not None and state[2] and repair_running(path)
-
-
-def repair_interrupted(path: str) -> list[str] | None:
-    """The FTS tables a killed in-place repair left half filled (``[]``: it was killed before
-    that step), or None when no repair was interrupted."""
-    state = _read_marker(path)
-    if state is None or repair_running(path):
-        return None
-    return state[1]
-
-
-def repair_due(path: str) -> bool:
-    """Whether a repair marker waits for this process: one a hook left for the repair it
-    started here (or that claimed it), or one a killed repair left."""
-    state = _read_marker(path)
-    return state is not None and (state[0] in (0, os.getpid()) or not repair_running(path))
-
-
-def repair(
-    path: str,
-    log: Callable[[str], None] | None = None,
-    progress: Callable[[str, int, int], None] | None = None,
-) -> tuple[str, str | None]:
-    """Repair the damaged store at ``path``: ``(account, where the damaged file was moved)``.
-
-    When only derived structures are damaged (the search index, b-tree indexes, unused pages;
-    ``core.repair.diagnose``) they are rebuilt in the same file and nothing is moved (None).
-    Otherwise, or when that fails, every readable row is copied into a new store (``salvage``).
-    A marker file (``config.repair_marker_for``) names the process while it works, so hooks
-    spool their calls meanwhile; an in-place repair killed midway is finished by the next.
-    """
-    from ctxmode.core import index_schema
-    from ctxmode.core import repair as in_place
-
-    say = log or (lambda _text: None)
-    state = _read_marker(path)
-    if state is not None and state[0] not in (0, os.getpid()) and repair_running(path):
-        raise StoreUnavailable(
-            f"a repair of {path} is under way (process {state[0]}); wait for it to end"
-        )
-    left = [] if state is None else state[1]
-    _write_marker(path, os.getpid(), left)
-    pending: list[str] = left
-    try:
-        try:
-            conn = _connect(path)
-        except sqlite3.Error as exc:
-            say(f"cannot open {path} ({exc}): copying what is readable")
-        else:
-            try:
-                damage = in_place.diagnose(conn, say)
-                present = index_schema.fts_tables(conn)  # a migration may have dropped one
-                damage.fts += [t for t in left if t in present and t not in damage.fts]
-                if damage.in_place:
-                    pending = damage.fts
-                    _write_marker(path, os.getpid(), pending, in_place=True)
-                    account = in_place.repair(conn, damage, say, progress)
-                    pending = []
-                    return account, None
-                if not damage.tables:
-                    return "nothing to repair", None
-            except sqlite3.OperationalError as exc:
-                if not is_locked(exc):
-                    say(f"in-place repair failed ({exc}): copying what is readable")
-                else:  # another writer held on past the busy timeout: the next call resumes
-                    if pending:
-                        _write_marker(path, -1, pending)
-                    raise translate_sqlite_error(exc, path) from exc
-            except (in_place.RepairFailed, sqlite3.Error) as exc:
-                say(f"in-place repair failed ({exc}): copying what is readable")
-            finally:
-                conn.close()
-        moved, report = salvage(path, log)
-        pending = []
-        return f"copied {report.summary()} into a new store", moved
-    finally:
-        if not pending:
-            try:  # noqa: SIM105 - contextlib costs a hook ~1.6 ms to import
-                os.remove(config.repair_marker_for(path))
-            except OSError:
-                pass
-
-
-def repair_for_hook(
-    path: str, log: Callable[[str], None] | None = None
-) -> tuple[str, str | None] | None:
-    """``repair`` a store up to ``config.hook_repair_max_bytes()`` now; for a larger one start
-    ``ctxmode doctor --repair`` in a detached process (once) and return ``None``."""
-    if repair_running(path):
-        return None
-    if os.path.getsize(path) <= config.hook_repair_max_bytes():
-        return repair(path, log)
-    import subprocess
-
-    try:
-        if time.time() - os.path.getmtime(config.repair_marker_for(path)) < _RESPAWN_S:
-            return None  # one started lately did not finish: not one process per tool call
-    except OSError:
-        pass
-    _write_marker(path, 0)  # claims the repair for the process below (``repair_running``)
-    child = subprocess.Popen(  # noqa: S603 - our own interpreter and module
-        [sys.executable, "-m", "ctxmode", "--db", path, "doctor", "--repair"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        state = _read_marker(path)
-        if state is not None and state[0] == 0:
-            _write_marker(path, child.pid, state[1])
-    except OSError:
-        pass
-    return None

@@ -1,10 +1,13 @@
-"""Repair in place a store whose damage is confined to what can be derived again.
+"""Repair a damaged store: in place when the damage is confined to what can be derived again.
 
-The search index (FTS5 tables and their shadow tables) and every b-tree index are derived from
-the tables: a damaged page there costs a rebuild of that structure in the same file, not a copy
-of the whole store (``core.salvage``). ``diagnose`` finds what is damaged, table by table
-(``PRAGMA integrity_check(name)``, a full read of a table whose check fails, FTS5's own
-``integrity-check``); ``repair`` rebuilds it when every table that holds data reads cleanly.
+``repair(path)`` is the entry point (hooks through ``repair_for_hook``, ``ctxmode doctor
+--repair``, ``Database.open(recover=True)``). The search index (FTS5 tables and their shadow
+tables) and every b-tree index are derived from the tables: a damaged page there costs a
+rebuild of that structure in the same file (``rebuild``), not a copy of the whole store.
+``diagnose`` finds what is damaged, table by table (``PRAGMA integrity_check(name)``, a full
+read and a page walk of a table whose check fails, FTS5's own ``integrity-check``). Damage to a
+table that holds data, or an in-place repair that fails, goes to ``db.salvage`` (every
+readable row copied into a new store, the damaged file kept aside).
 
 A damaged b-tree is never walked, not even to free it (``DROP TABLE`` and ``REINDEX`` do: a
 child pointer overwritten by garbage can name a page of another table, which would then be
@@ -13,18 +16,26 @@ freed under it). Its entry in ``sqlite_master`` is removed or pointed at a new e
 (the same file: its inode does not change) without the pages nothing reaches any more. The
 FTS5 tables are then filled again in short transactions (``index_schema.refill_fts``).
 
+While a repair runs, a marker file (``config.repair_marker_for``) names its process, whether
+it works in place, and the search indexes it still has to fill: hooks spool their calls
+meanwhile, and a repair killed midway is finished by the next one.
+
 Standard library only: the hook path calls it when a statement reports damage.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import sys
+import time
 
-from ctxmode.core import index_schema
+from ctxmode.core import config, db, index_schema
+from ctxmode.core.errors import StoreUnavailable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
 
 class Damage:
@@ -44,7 +55,7 @@ class Damage:
 
     @property
     def in_place(self) -> bool:
-        """Whether ``repair`` can fix it in the same file (no table's rows are damaged)."""
+        """Whether ``rebuild`` can fix it in the same file (no table's rows are damaged)."""
         return not self.tables and bool(self.fts or self.indexes or self.pages)
 
     def describe(self) -> str:
@@ -157,7 +168,7 @@ class RepairFailed(Exception):
     """The in-place repair could not finish; a salvage (``core.salvage``) is the way left."""
 
 
-def repair(
+def rebuild(
     conn: sqlite3.Connection,
     damage: Damage,
     log: Callable[[str], None] | None = None,
@@ -207,7 +218,7 @@ def _bind(progress: Callable[[str, int, int], None], table: str) -> Callable[[in
 
 
 def _edit_schema(conn: sqlite3.Connection, damage: Damage) -> None:
-    """The schema edits of ``repair``, in one transaction."""
+    """The schema edits of ``rebuild``, in one transaction."""
     fts = index_schema.fts_tables(conn)
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -248,3 +259,183 @@ def _edit_schema(conn: sqlite3.Connection, damage: Damage) -> None:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise
+
+
+# -- the repair of a store file: in place when it can, else a salvage; hooks spool meanwhile --
+
+#: A repair whose marker is older than this (seconds) and whose process cannot be checked is
+#: taken for dead.
+_REPAIR_GRACE_S = 3600
+#: A background repair is not started again sooner than this after the last (seconds).
+_RESPAWN_S = 300
+
+
+def _read_marker(path: str) -> tuple[int, list[str], bool] | None:
+    """(process id, FTS tables left to fill, whether the repair works in place) from the
+    repair marker of the store at ``path``; None without one. An unreadable marker reads as
+    (0, [], False)."""
+    try:
+        with open(config.repair_marker_for(path), encoding="utf-8") as handle:
+            parts = handle.read().split()
+    except OSError:
+        return None
+    try:
+        tables = [t for t in parts[1].split(",") if t and t != "-"] if len(parts) > 1 else []
+        return int(parts[0]), tables, parts[2:3] == ["in-place"]
+    except (ValueError, IndexError):
+        return 0, [], False
+
+
+def _write_marker(path: str, pid: int, tables: Sequence[str] = (), in_place: bool = False) -> None:
+    marker = config.repair_marker_for(path)
+    tmp = f"{marker}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        mode = "in-place" if in_place else "undecided"
+        handle.write(f"{pid} {','.join(tables) or '-'} {mode}\n")
+    os.replace(tmp, marker)
+
+
+def repair_running(path: str) -> bool:
+    """Whether a repair of the store at ``path`` is under way in a live process (its marker
+    names one): hooks then keep their calls in the spool instead of writing."""
+    state = _read_marker(path)
+    if state is None:
+        return False
+    pid = state[0]
+    if pid < 0:
+        return False  # stopped by a lock held too long: the next hook resumes it
+    if pid == 0:
+        try:
+            return time.time() - os.path.getmtime(config.repair_marker_for(path)) < 60
+        except OSError:
+            return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False  # killed midway: the next repair takes over (``repair``)
+    except OSError:
+        pass  # another user's process: alive
+    try:
+        return time.time() - os.path.getmtime(config.repair_marker_for(path)) < _REPAIR_GRACE_S
+    except OSError:
+        return False
+
+
+def repair_in_place_running(path: str) -> bool:
+    """Whether the repair under way works in the same file (``repair``): then the store can
+    be read and written meanwhile, at the cost of a wait for the lock now and then (hooks
+    still spool the calls they can, so that the refill keeps its short transactions)."""
+    state = _read_marker(path)
+    return state is not None and state[2] and repair_running(path)
+
+
+def repair_interrupted(path: str) -> list[str] | None:
+    """The FTS tables a killed in-place repair left half filled (``[]``: it was killed before
+    that step), or None when no repair was interrupted."""
+    state = _read_marker(path)
+    if state is None or repair_running(path):
+        return None
+    return state[1]
+
+
+def repair_due(path: str) -> bool:
+    """Whether a repair marker waits for this process: one a hook left for the repair it
+    started here (or that claimed it), or one a killed repair left."""
+    state = _read_marker(path)
+    return state is not None and (state[0] in (0, os.getpid()) or not repair_running(path))
+
+
+def repair(
+    path: str,
+    log: Callable[[str], None] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> tuple[str, str | None]:
+    """Repair the damaged store at ``path``: ``(account, where the damaged file was moved)``.
+
+    When only derived structures are damaged (the search index, b-tree indexes, unused pages;
+    ``diagnose``) they are rebuilt in the same file and nothing is moved (None).
+    Otherwise, or when that fails, every readable row is copied into a new store
+    (``db.salvage``).
+    A marker file (``config.repair_marker_for``) names the process while it works, so hooks
+    spool their calls meanwhile; an in-place repair killed midway is finished by the next.
+    """
+    say = log or (lambda _text: None)
+    state = _read_marker(path)
+    if state is not None and state[0] not in (0, os.getpid()) and repair_running(path):
+        raise StoreUnavailable(
+            f"a repair of {path} is under way (process {state[0]}); wait for it to end"
+        )
+    left = [] if state is None else state[1]
+    _write_marker(path, os.getpid(), left)
+    pending: list[str] = left
+    try:
+        try:
+            conn = db.connect(path)
+        except sqlite3.Error as exc:
+            say(f"cannot open {path} ({exc}): copying what is readable")
+        else:
+            try:
+                damage = diagnose(conn, say)
+                present = index_schema.fts_tables(conn)  # a migration may have dropped one
+                damage.fts += [t for t in left if t in present and t not in damage.fts]
+                if damage.in_place:
+                    pending = damage.fts
+                    _write_marker(path, os.getpid(), pending, in_place=True)
+                    account = rebuild(conn, damage, say, progress)
+                    pending = []
+                    return account, None
+                if not damage.tables:
+                    return "nothing to repair", None
+            except sqlite3.OperationalError as exc:
+                if not db.is_locked(exc):
+                    say(f"in-place repair failed ({exc}): copying what is readable")
+                else:  # another writer held on past the busy timeout: the next call resumes
+                    if pending:
+                        _write_marker(path, -1, pending)
+                    raise db.translate_sqlite_error(exc, path) from exc
+            except (RepairFailed, sqlite3.Error) as exc:
+                say(f"in-place repair failed ({exc}): copying what is readable")
+            finally:
+                conn.close()
+        moved, report = db.salvage(path, log)
+        pending = []
+        return f"copied {report.summary()} into a new store", moved
+    finally:
+        if not pending:
+            try:  # noqa: SIM105 - contextlib costs a hook ~1.6 ms to import
+                os.remove(config.repair_marker_for(path))
+            except OSError:
+                pass
+
+
+def repair_for_hook(
+    path: str, log: Callable[[str], None] | None = None
+) -> tuple[str, str | None] | None:
+    """``repair`` a store up to ``config.hook_repair_max_bytes()`` now; for a larger one start
+    ``ctxmode doctor --repair`` in a detached process (once) and return ``None``."""
+    if repair_running(path):
+        return None
+    if os.path.getsize(path) <= config.hook_repair_max_bytes():
+        return repair(path, log)
+    import subprocess
+
+    try:
+        if time.time() - os.path.getmtime(config.repair_marker_for(path)) < _RESPAWN_S:
+            return None  # one started lately did not finish: not one process per tool call
+    except OSError:
+        pass
+    _write_marker(path, 0)  # claims the repair for the process below (``repair_running``)
+    child = subprocess.Popen(  # noqa: S603 - our own interpreter and module
+        [sys.executable, "-m", "ctxmode", "--db", path, "doctor", "--repair"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        state = _read_marker(path)
+        if state is not None and state[0] == 0:
+            _write_marker(path, child.pid, state[1])
+    except OSError:
+        pass
+    return None

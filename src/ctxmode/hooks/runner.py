@@ -235,7 +235,7 @@ def _handle(
     stores: dict[str, tuple[Store, tuple[int, int]]] | None,
 ) -> dict[str, object] | None:
     """Open (or reuse) the store, run the handler, and close or keep the store. Damage found
-    inside the file is repaired (``core.db.repair``: in place when only the search index or an
+    inside the file is repaired (``core.repair.repair``: in place when only the search index or an
     index is hurt, else every readable row copied into a new store, the damaged file kept
     aside) and the call runs once more on it. While a repair has the store (a large one runs
     in the background), the call's records wait in the spool."""
@@ -254,43 +254,43 @@ def _handle(
         if store is None:
             try:
                 store = Store.open(db_path, root=root, recover=True)
-            except CorruptDatabase:
-                from ctxmode.core.db import repair_running
-
-                if not repair_running(db_path):
+            except CorruptDatabase as exc:  # damage in the schema itself, or a page it needs
+                if attempt == 2:
                     raise
-                _spool_during_repair(ev, key, root, db_path)  # a large store, in the background
-                return None
-            if store.recovered_file is not None:
-                log(root, "WARN", f"unusable store moved aside to {store.recovered_file}")
-            store.limit_lock_wait(HOOK_BUSY_TIMEOUT_MS, HOOK_LOCK_RETRIES)
-        try:
-            result = handlers.handle(store, ev, key)
-        except BaseException as exc:
-            if stores is not None:
-                stores.pop(db_path, None)
-            store.close()
-            from ctxmode.sessions.spool import Spooled  # the failure path only
-
-            if isinstance(exc, Spooled):
-                log(root, "WARN", f"{event}: store locked; the call's events wait in {exc}")
-                return None
-            # Damage inside the file (a bad index page, say) shows only when a statement
-            # touches it, after the store opened fine: recover as ``Store.open`` does, once.
-            if attempt == 2 or not isinstance(exc, Exception) or not is_damage(exc):
-                raise
-            damage = exc
-        else:
-            if os.path.isdir(config.spool_dir_for(store.db_file)):  # one stat when none waits
-                _replay_spool(store, root)
-            if stores is not None and not store.conn.in_transaction:
-                keep(stores, db_path, store)
-            elif keep_open and not store.conn.in_transaction:
-                _KEPT_OPEN.append(store)  # closed by the process exit, without a checkpoint
+                damage: BaseException = exc
+                store = None
             else:
+                if store.recovered_file is not None:
+                    log(root, "WARN", f"unusable store moved aside to {store.recovered_file}")
+                store.limit_lock_wait(HOOK_BUSY_TIMEOUT_MS, HOOK_LOCK_RETRIES)
+        if store is not None:
+            try:
+                result = handlers.handle(store, ev, key)
+            except BaseException as exc:
+                if stores is not None:
+                    stores.pop(db_path, None)
                 store.close()
-            return result
-        from ctxmode.core.db import repair_for_hook  # the damage path only
+                from ctxmode.sessions.spool import Spooled  # the failure path only
+
+                if isinstance(exc, Spooled):
+                    log(root, "WARN", f"{event}: store locked; the call's events wait in {exc}")
+                    return None
+                # Damage inside the file (a bad index page, say) shows only when a statement
+                # touches it, after the store opened fine.
+                if attempt == 2 or not isinstance(exc, Exception) or not is_damage(exc):
+                    raise
+                damage = exc
+            else:
+                if os.path.isdir(config.spool_dir_for(store.db_file)):  # one stat if none waits
+                    _replay_spool(store, root)
+                if stores is not None and not store.conn.in_transaction:
+                    keep(stores, db_path, store)
+                elif keep_open and not store.conn.in_transaction:
+                    _KEPT_OPEN.append(store)  # closed by the process exit, without a checkpoint
+                else:
+                    store.close()
+                return result
+        from ctxmode.core.repair import repair_for_hook  # the damage path only
 
         try:
             done = repair_for_hook(db_path)
@@ -299,7 +299,11 @@ def _handle(
             _spool_during_repair(ev, key, root, db_path)
             return None
         if done is None:
-            log(root, "WARN", f"damaged store ({damage}): `ctxmode doctor --repair` started")
+            log(
+                root,
+                "WARN",
+                f"damaged store ({damage}): `ctxmode doctor --repair` runs in the background",
+            )
             _spool_during_repair(ev, key, root, db_path)
             return None
         account, moved = done
@@ -314,12 +318,12 @@ _DURING_REPAIR = frozenset({"pre_compact", "session_start"})
 
 
 def _under_repair(ev: NormalizedHookEvent, key: str | None, root: str, db_path: str) -> bool:
-    """True when a repair has the store (``core.db.repair``): the call went to the spool
+    """True when a repair has the store (``core.repair.repair``): the call went to the spool
     instead. A snapshot before a compaction and the startup brief (``_DURING_REPAIR``) run
     as usual while the repair works in the same file. A repair killed midway is
     taken over here (finished now, or started again in the background for a large store)."""
-    from ctxmode.core.db import repair_for_hook, repair_in_place_running, repair_running
     from ctxmode.core.errors import StoreUnavailable
+    from ctxmode.core.repair import repair_for_hook, repair_in_place_running, repair_running
 
     if ev.kind in _DURING_REPAIR and repair_in_place_running(db_path):
         return False  # worth a short wait for the lock: the file stays usable

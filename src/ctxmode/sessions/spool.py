@@ -2,7 +2,7 @@
 
 A hook waits ~1.7 s at most for the write lock, then fails open. A long writer (indexing an
 18 MB folder held the lock for ~9 s) would otherwise cost the events of every tool call in
-that window; so would a repair of a damaged store (``core.db.repair``), for as long as it
+that window; so would a repair of a damaged store (``core.repair.repair``), for as long as it
 runs. Instead the hook keeps what it would have written, the redacted records and the
 few fields of the call that ``sessions.record`` needs (never the raw payload), as one file in
 ``<store file>.spool/``; the next hook whose own events were written writes up to
