@@ -43,6 +43,7 @@ HOT_PATH = (
     "ctxmode.core.names",
     "ctxmode.core.pages",
     "ctxmode.core.redact",
+    "ctxmode.core.repair",
     "ctxmode.core.salvage",
     "ctxmode.core.schema",
     "ctxmode.core.schema_later",

@@ -133,7 +133,7 @@ def test_deleting_an_indexed_file_leaves_every_index_consistent(
 
 def _store_at_version_14(path: Path) -> None:
     """A store as ctxmode wrote it before the vocabulary: chunks' names in search_trigram."""
-    conn = core_db._connect(str(path))
+    conn = core_db.connect(str(path))
     conn.execute("BEGIN")
     conn.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)")
     assert sch.MIGRATIONS[13].__name__ == "m014_index_upkeep"

@@ -21,6 +21,8 @@ from ctxmode.core import config
 from ctxmode.core.schema import SCHEMA_VERSION
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ctxmode.agents.install import AgentStatus
 
 Level = Literal["OK", "WARN", "FAIL"]
@@ -76,17 +78,54 @@ def check_writable(db_path: Path) -> list[Check]:
     return []
 
 
-def repair(db_path: Path) -> str:
-    """Salvage a damaged store (``core.salvage``); return a one-line account."""
-    from ctxmode.core.db import salvage
+def repair_in_place_fix(what: str) -> str:
+    """The fix for damage confined to derived structures (``core.repair``)."""
+    return (
+        f"run `ctxmode doctor --repair`: it rebuilds {what} in place from the tables (nothing "
+        "is copied or moved; every context, task, link and event stays where it is)"
+    )
 
-    kept, report = salvage(str(db_path))
-    return f"copied {report.summary()} into a new store; the damaged file is kept as {kept}"
+
+def repair(
+    db_path: Path,
+    log: Callable[[str], None] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> str:
+    """Repair a damaged store (``core.repair.repair``: in place when only derived structures are
+    damaged, else a salvage into a new store), then write the hook calls spooled meanwhile;
+    return a one-line account. ``progress(table, rows done, rows)`` follows the refill of a
+    search index."""
+    from ctxmode.core.db import Database
+    from ctxmode.core.errors import StoreError
+    from ctxmode.core.repair import repair as repair_store
+    from ctxmode.sessions import spool
+
+    account, kept = repair_store(str(db_path), log, progress)
+    if kept is not None:
+        account += f"; the damaged file is kept as {kept}"
+    if spool.waiting(config.spool_dir_for(db_path)):
+        written = 0
+        try:
+            with Database.open(db_path) as db:
+                while done := spool.replay(db, limit=spool.REPLAY_BATCH):
+                    written += done
+        except StoreError as exc:
+            return f"{account}; hook calls kept while it ran wait for the next hook ({exc})"
+        account += f"; wrote {written} hook call(s) kept while it ran"
+    return account
+
+
+def repair_due(db_path: Path) -> bool:
+    """Whether ``repair`` should run whatever the checks say: a hook started this process for
+    it, or a repair was stopped midway (``core.repair.repair_due``)."""
+    from ctxmode.core import repair as store_repair
+
+    return store_repair.repair_due(str(db_path))
 
 
 def needs_repair(checks: tuple[Check, ...] | list[Check]) -> bool:
     """Whether a check found damage that ``repair`` fixes."""
-    return any(c.level == "FAIL" and c.fix == REPAIR for c in checks)
+    return any(c.level == "FAIL" and "`ctxmode doctor --repair`" in c.fix for c in checks)
 
 
 def _connect_ro(path: Path) -> sqlite3.Connection:
@@ -185,23 +224,49 @@ def _schema_check(version: int, tables: set[str]) -> Check:
     return Check("schema", "OK", f"schema version {version} (current)")
 
 
+def check_repair(db_path: Path) -> Check | None:
+    """A repair under way (hooks spool meanwhile) or one killed midway; None for neither."""
+    from ctxmode.core import repair as store_repair
+
+    marker = config.repair_marker_for(db_path)
+    if not Path(marker).exists():
+        return None
+    if store_repair.repair_running(str(db_path)):
+        return Check(
+            "repair",
+            "WARN",
+            "a repair of the store is under way; hook calls wait in the spool until it ends",
+            "nothing to do: they are written when it ends",
+        )
+    left = store_repair.repair_interrupted(str(db_path)) or []
+    what = ", ".join(left) or "the damaged structures"
+    return Check(
+        "repair", "FAIL", "a repair of the store was stopped midway", repair_in_place_fix(what)
+    )
+
+
 def _integrity_check(conn: sqlite3.Connection, move_aside: str) -> Check:
     try:
         rows = [str(r[0]) for r in conn.execute("PRAGMA integrity_check(20)")]
     except sqlite3.Error as exc:
-        return Check("integrity", "FAIL", f"integrity check could not run ({exc})", move_aside)
-    if rows == ["ok"]:
-        return Check("integrity", "OK", "PRAGMA integrity_check: ok")
-    problems = [line for row in rows for line in row.splitlines() if not line.startswith("***")]
-    summary = "; ".join(problems[:3]) + (
-        f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
-    )
-    return Check(
-        "integrity",
-        "FAIL",
-        f"PRAGMA integrity_check found damage: {summary}",
-        move_aside,
-    )
+        found = f"integrity check could not run ({exc})"
+    else:
+        if rows == ["ok"]:
+            return Check("integrity", "OK", "PRAGMA integrity_check: ok")
+        problems = [line for row in rows for line in row.splitlines() if not line.startswith("*")]
+        more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
+        found = f"PRAGMA integrity_check found damage: {'; '.join(problems[:3])}{more}"
+    from ctxmode.core.repair import diagnose
+
+    try:
+        damage = diagnose(conn)
+    except sqlite3.Error:
+        return Check("integrity", "FAIL", found, move_aside)
+    if damage.in_place:
+        fix = repair_in_place_fix(damage.describe())
+        return Check("integrity", "FAIL", f"{found}; only in {damage.describe()}", fix)
+    where = f"; in {damage.describe()}" if damage.tables else ""
+    return Check("integrity", "FAIL", f"{found}{where}", move_aside)
 
 
 def quarantined_files(db_path: Path) -> list[Path]:
@@ -448,8 +513,10 @@ def run(
 ) -> tuple[Check, ...]:
     """Every check for the store at ``db_path`` of the project at ``root``, in report order."""
     ts = time.time() if now is None else now
+    under_way = check_repair(db_path)
     checks: list[Check] = [
         *check_database(db_path),
+        *([under_way] if under_way else []),
         check_fts5(),
         check_quarantine(db_path),
         check_spool(db_path),

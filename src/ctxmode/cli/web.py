@@ -59,19 +59,34 @@ def ui_cmd(ctx: click.Context, port: int, open_browser: bool) -> None:
 
 
 @click.command("doctor")
-@click.option("--repair", is_flag=True, help="Salvage a damaged store into a new one.")
+@click.option(
+    "--repair",
+    is_flag=True,
+    help="Repair a damaged store: rebuild a damaged search index in place, else salvage it.",
+)
 @json_option
 @click.pass_context
 def doctor_cmd(ctx: click.Context, repair: bool, as_json: bool) -> None:
     """Check the store, FTS5, agent hooks and the hook log; each line says the fix.
 
-    With --repair, a damaged store is salvaged: every readable row is copied into a new store
-    and the damaged file is kept beside it. Exits 1 when any check FAILs.
+    With --repair, a damaged store is repaired: damage confined to the search index or an
+    index is rebuilt in the same file; other damage is salvaged (every readable row copied
+    into a new store, the damaged file kept beside it). Exits 1 when any check FAILs.
     """
     app = state(ctx)
     checks = doctor.run(app.db_path, app.root)
-    if repair and doctor.needs_repair(checks):
-        click.echo(doctor.repair(app.db_path), err=True)
+    if repair and (doctor.needs_repair(checks) or doctor.repair_due(app.db_path)):
+        from ctxmode.cli._progress import bars
+        from ctxmode.core.errors import StoreError
+
+        try:
+            with bars("filling", quiet=as_json) as update:
+                account = doctor.repair(
+                    app.db_path, lambda text: click.echo(text, err=True), update
+                )
+        except StoreError as exc:
+            raise click.ClickException(str(exc)) from exc
+        click.echo(account, err=True)
         checks = doctor.run(app.db_path, app.root)
     level = doctor.worst(checks)
 

@@ -7,7 +7,7 @@ overlapping 2-character pieces (as Lucene's ``CJKAnalyzer`` and Elasticsearch's 
 drive ranking); other words and numbers are kept, lowercased. The result, space-separated, is
 what the ``search_cjk`` FTS5 table (``schema.m008_search_cjk``) indexes, filled by triggers
 through the SQL function ``ctxmode_bigrams`` that every connection registers
-(``db._connect``); search cuts queries with the same function. ``search_cjk`` is contentless:
+(``db.connect``); search cuts queries with the same function. ``search_cjk`` is contentless:
 a row is deleted by giving its bigrams again, so the output for a given text must never change
 under an existing table (a new analyser needs a migration that rebuilds the table).
 

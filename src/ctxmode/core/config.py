@@ -34,6 +34,9 @@ ENV_SEARCH_WARMUP = "CTXMODE_SEARCH_WARMUP"
 ENV_CLAUDE_PROJECT_DIR = "CLAUDE_PROJECT_DIR"
 #: The Claude Code executable ``ctxmode install claude-code`` checks (else ``claude`` on PATH).
 ENV_CLAUDE_EXECUTABLE = "CTXMODE_CLAUDE"
+#: Largest damaged store a hook repairs itself (bytes; default ``HOOK_REPAIR_MAX_BYTES``):
+#: a larger one is repaired by a ``ctxmode doctor --repair`` the hook starts in the background.
+ENV_HOOK_REPAIR_MAX_BYTES = "CTXMODE_HOOK_REPAIR_MAX_BYTES"
 
 #: SQLite waits this long for a competing writer before reporting "locked".
 BUSY_TIMEOUT_MS = 5000
@@ -113,6 +116,26 @@ def find_project_root(start: Path | None = None) -> Path:
     from pathlib import Path
 
     return Path(find_root(start))
+
+
+#: See ``ENV_HOOK_REPAIR_MAX_BYTES``: a larger copy would take a hook past its timeout.
+HOOK_REPAIR_MAX_BYTES = 64 * 1024 * 1024
+
+
+def hook_repair_max_bytes() -> int:
+    """The largest damaged store a hook repairs itself (``ENV_HOOK_REPAIR_MAX_BYTES``)."""
+    value = os.environ.get(ENV_HOOK_REPAIR_MAX_BYTES, "").strip()
+    try:
+        return int(value) if value else HOOK_REPAIR_MAX_BYTES
+    except ValueError:
+        return HOOK_REPAIR_MAX_BYTES
+
+
+def repair_marker_for(db_path: str | os.PathLike[str]) -> str:
+    """The file that says a repair of the store at ``db_path`` is under way
+    (``core.repair.repair``): while it names a live process, hooks keep their calls in the
+    spool."""
+    return f"{os.fspath(db_path)}.repair"
 
 
 def spool_dir_for(db_path: str | os.PathLike[str]) -> str:

@@ -67,8 +67,9 @@ def translate_sqlite_error(exc: sqlite3.Error, path: str | os.PathLike[str]) -> 
     text = str(exc).lower()
     if any(m in text for m in _DAMAGE_MESSAGES):
         return CorruptDatabase(
-            f"{path} is not a readable ctxmode database ({exc}); run `ctxmode doctor --repair` "
-            "to copy every readable row into a new store (hooks do it by themselves)"
+            f"{path} is not a readable ctxmode database ({exc}); run `ctxmode doctor --repair`: "
+            "it rebuilds a damaged search index in place, or copies every readable row into a "
+            "new store (hooks do it by themselves)"
         )
     if "readonly" in text or "read-only" in text:
         return StoreUnavailable(
@@ -177,7 +178,9 @@ def _prepare_file(path: str) -> None:
         ) from exc
 
 
-def _connect(path: str) -> sqlite3.Connection:
+def connect(path: str) -> sqlite3.Connection:
+    """A connection to the store file at ``path`` with ctxmode's pragmas and the SQL
+    functions its triggers call; not migrated (``Database.open`` does that)."""
     conn = sqlite3.connect(
         path,
         timeout=config.BUSY_TIMEOUT_MS / 1000,
@@ -204,6 +207,15 @@ def _connect(path: str) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+def _sqlite_header(path: str) -> bool:
+    """Whether the file at ``path`` starts as a SQLite database does."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(16) == b"SQLite format 3\0"
+    except OSError:
+        return False
 
 
 def quarantine(path: str | os.PathLike[str], now: float | None = None) -> str:
@@ -344,10 +356,10 @@ class Database:
         """Open (creating and migrating as needed) the store at ``path``.
 
         ``root`` is the project root that file paths are relative to (default: the folder that
-        holds ``.context``). With ``recover=True`` a damaged file is salvaged (``salvage``:
-        every readable row copied into a new store, the damaged file kept aside) and another
-        program's database is moved aside for a fresh store; ``recovered_from`` names the kept
-        file.
+        holds ``.context``). With ``recover=True`` another program's database, or a file that is
+        no SQLite database at all, is moved aside for a fresh store; ``recovered_from`` names
+        the kept file. A damaged store raises ``CorruptDatabase`` (``core.repair.repair``
+        mends it: hooks call it).
         """
         db_path = os.path.abspath(os.path.expanduser(path))
         project_root = os.path.realpath(root) if root else config.root_dir_for_db(db_path)
@@ -360,8 +372,11 @@ class Database:
         recovered: str | None = None
         try:
             conn = cls._open_checked(db_path)
-        except NotACtxmodeDatabase as exc:
-            if not recover:
+        except (NotACtxmodeDatabase, CorruptDatabase) as exc:
+            # A damaged SQLite file is for ``core.repair`` (its rows can be read back); one
+            # with no SQLite header holds nothing to read: it is set aside like another
+            # program's database.
+            if not recover or (isinstance(exc, CorruptDatabase) and _sqlite_header(db_path)):
                 raise
             recovered = quarantine(db_path)
             print(
@@ -370,28 +385,12 @@ class Database:
             )
             _prepare_file(db_path)
             conn = cls._open_checked(db_path)
-        except CorruptDatabase as exc:
-            if not recover:
-                raise
-            done = salvage_for_hook(db_path)
-            if done is None:
-                raise CorruptDatabase(
-                    f"{db_path} is damaged ({exc}) and large: `ctxmode doctor --repair` runs "
-                    "in the background; calls are not recorded until it ends"
-                ) from exc
-            recovered, report = done
-            print(
-                f"ctxmode: {db_path} was damaged ({exc}); copied what was readable into a new "
-                f"store ({report.summary()}); the damaged file is kept as {recovered}",
-                file=sys.stderr,
-            )
-            conn = cls._open_checked(db_path)
         return cls(conn, db_path, project_root, config.load_settings(project_root), recovered)
 
     @staticmethod
     def _open_checked(db_path: str) -> sqlite3.Connection:
         try:
-            conn = _connect(db_path)
+            conn = connect(db_path)
         except sqlite3.Error as exc:
             raise translate_sqlite_error(exc, db_path) from exc
         try:
@@ -532,40 +531,3 @@ def salvage(path: str, log: Callable[[str], None] | None = None) -> tuple[str, S
         if os.path.exists(tmp + suffix):
             os.replace(tmp + suffix, path + suffix)
     return moved, report
-
-
-#: Largest store a hook salvages itself (bytes): a bigger one would take the hook past its
-#: timeout (copying a year-old store rebuilds its whole search index), so the hook starts
-#: ``ctxmode doctor --repair`` in the background and fails open meanwhile.
-HOOK_MAX_BYTES = 64 * 1024 * 1024
-#: A repair started less than this long ago (seconds) is not started again.
-_REPAIR_GRACE_S = 900
-
-
-def salvage_for_hook(
-    path: str, log: Callable[[str], None] | None = None
-) -> tuple[str, SalvageReport] | None:
-    """``salvage`` a small store now; for a large one start ``ctxmode doctor --repair`` in a
-    detached process (once) and return ``None``."""
-    if os.path.getsize(path) <= HOOK_MAX_BYTES:
-        return salvage(path, log)
-    import subprocess
-    import sys
-    import time
-
-    marker = path + ".salvage"
-    try:
-        if time.time() - os.path.getmtime(marker) < _REPAIR_GRACE_S:
-            return None  # a repair is under way
-    except OSError:
-        pass
-    with open(marker, "wb"):
-        pass  # claims the repair; ``salvage`` replaces it with the new store
-    subprocess.Popen(  # noqa: S603 - our own interpreter and module
-        [sys.executable, "-m", "ctxmode", "--db", path, "doctor", "--repair"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    return None

@@ -1,9 +1,11 @@
 """The search index's storage: its migration and its rebuild from the tables it derives from.
 
 The searchable text of contexts, events and document chunks lives in ``search_items`` (one row
-per item, kept by triggers and by ``search.indexing``); ``search_fts`` (porter),
-``search_trigram`` (substrings) and ``search_cjk`` (CJK bigrams) are FTS5 indexes derived from
-it, never the user's data: a damaged index is rebuilt from ``search_items``. For a document
+per item, kept by triggers and by ``search.writer``); ``search_fts`` (porter),
+``search_trigram`` (substrings of contexts and events), ``search_cjk`` (CJK bigrams) and
+``search_names_fts`` (the trigrams of the chunks' name vocabulary, ``search_names``) are FTS5
+indexes derived from them, never the user's data: a damaged index is rebuilt from its source
+table (``refill_fts``). For a document
 chunk, ``search_items.body`` is the only copy of its text (``m011``): documents come back by
 indexing their files again.
 """
@@ -11,6 +13,10 @@ indexing their files again.
 from __future__ import annotations
 
 import sqlite3
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 def m013_lean_chunks(conn: sqlite3.Connection) -> None:
@@ -260,3 +266,318 @@ def m015_name_vocabulary(conn: sqlite3.Connection) -> None:
         END;
         """
     )
+
+
+# -- rebuilding a damaged search index in place (``core.repair``) -----------------------------
+#
+# Everything here reads what to rebuild from the file's own schema (``sqlite_master``): which
+# FTS5 tables exist, and which triggers feed them with which expressions. A migration that adds,
+# drops or changes an FTS table, or changes how rows are indexed, changes what gets rebuilt
+# with no edit here.
+
+#: The shadow tables FTS5 creates for a table ``x``: ``x_data``, ``x_idx`` ...
+FTS_SHADOWS = ("data", "idx", "content", "docsize", "config")
+#: Rows of a source table copied per refill transaction at first (adapted to ``_BATCH_S``).
+_FIRST_BATCH = 256
+#: What one refill transaction aims to last (seconds): short, so that writers get in between.
+_BATCH_S = 0.05
+
+
+def fts_tables(conn: sqlite3.Connection) -> dict[str, str]:
+    """The FTS5 tables of the file: name -> its ``CREATE VIRTUAL TABLE`` text."""
+    rows = conn.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL%'"
+    ).fetchall()
+    return {str(n): str(s) for n, s in rows if "fts5" in str(s).lower()}
+
+
+def fts_shadows(conn: sqlite3.Connection, table: str) -> list[str]:
+    """The shadow tables of FTS5 table ``table`` present in the file."""
+    wanted = [f"{table}_{s}" for s in FTS_SHADOWS]
+    marks = ", ".join("?" for _ in wanted)
+    rows = conn.execute(
+        f"SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ({marks})", wanted
+    )
+    return [str(r[0]) for r in rows]
+
+
+def _top_level(sql: str) -> list[tuple[int, str]]:
+    """(position, upper-cased word or ';') of the tokens of ``sql`` outside quotes and
+    parentheses: enough to find a trigger's WHEN, BEGIN and END and split its body."""
+    out: list[tuple[int, str]] = []
+    depth, i, n = 0, 0, len(sql)
+    closing = {"'": "'", '"': '"', "`": "`", "[": "]"}
+    while i < n:
+        ch = sql[i]
+        if ch in closing:
+            j = sql.find(closing[ch], i + 1)
+            while ch != "[" and j != -1 and sql[j + 1 : j + 2] == ch:  # '' inside a string
+                j = sql.find(closing[ch], j + 2)
+            i = n if j == -1 else j + 1
+        elif ch == "-" and sql.startswith("--", i):
+            j = sql.find("\n", i)
+            i = n if j == -1 else j + 1
+        elif ch == "/" and sql.startswith("/*", i):
+            j = sql.find("*/", i + 2)
+            i = n if j == -1 else j + 2
+        elif ch == "(":
+            depth += 1
+            i += 1
+        elif ch == ")":
+            depth -= 1
+            i += 1
+        elif ch == ";" and depth == 0:
+            out.append((i, ";"))
+            i += 1
+        elif ch.isalpha() or ch == "_":
+            j = i
+            while j < n and (sql[j].isalnum() or sql[j] in "_$"):
+                j += 1
+            if depth == 0:
+                out.append((i, sql[i:j].upper()))
+            i = j
+        else:
+            i += 1
+    return out
+
+
+def _insert_target(statement: str) -> tuple[str, list[str]] | None:
+    """(table, column names) of an ``INSERT INTO t(c, ...)`` statement, else None."""
+    import re
+
+    found = re.match(
+        r'\s*INSERT\s+(?:OR\s+\w+\s+)?INTO\s+(?:main\.)?["`\[]?(\w+)["`\]]?\s*\(([^)]*)\)',
+        statement,
+        re.I,
+    )
+    if found is None:
+        return None
+    cols = [c.strip().strip('"`[]').lower() for c in found.group(2).split(",")]
+    return found.group(1), cols
+
+
+def fts_feeders(conn: sqlite3.Connection, table: str) -> list[tuple[str, str, str]]:
+    """How rows reach FTS table ``table``: for each ``AFTER INSERT`` trigger that inserts
+    into it, ``(source table, WHEN clause or '', the body's statements that insert rows into
+    it)``. Commands (``INSERT INTO t(t, ...) VALUES ('delete', ...)``) are left out."""
+    rows = conn.execute(
+        "SELECT tbl_name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name"
+    ).fetchall()
+    feeders: list[tuple[str, str, str]] = []
+    for source, sql in rows:
+        text = str(sql or "")
+        tokens = _top_level(text)
+        begin = next((p for p, w in tokens if w == "BEGIN"), None)
+        if begin is None:
+            continue
+        head = [(p, w) for p, w in tokens if p < begin]
+        on = next((i for i, (_, w) in enumerate(head) if w == "ON"), len(head))
+        if [w for _, w in head[2:on]][-2:] != ["AFTER", "INSERT"]:
+            continue  # only the triggers that run after a row is added
+        when = next((p for p, w in head if w == "WHEN"), None)
+        end = max(p for p, w in tokens if w == "END")
+        body_start = begin + len("BEGIN")
+        cuts = [p for p, w in tokens if w == ";" and body_start <= p < end]
+        statements, last = [], body_start
+        for cut in [*cuts, end]:
+            statement = text[last:cut].strip()
+            last = cut + 1
+            target = _insert_target(statement)
+            if target and target[0] == table and table.lower() not in target[1]:
+                statements.append(statement)
+        if statements:
+            clause = text[when:begin].strip() if when is not None else ""
+            feeders.append((str(source), clause, ";\n".join(statements) + ";"))
+    if table in WRITER_FEEDS and _has_table(conn, WRITER_FEEDS[table][0]):
+        feeders.append(WRITER_FEEDS[table])
+    return feeders
+
+
+#: The rows ``search.writer.insert_rows`` indexes itself, not through a trigger
+#: (``m015_name_vocabulary``), as feeders in ``fts_feeders``' form: (source table, WHEN
+#: clause, statements). A name still ``fresh`` gets its row from ``index_fresh_names``.
+WRITER_FEEDS = {
+    "search_fts": (
+        "search_items",
+        "WHEN new.item_kind = 'chunk'",
+        "INSERT INTO search_fts(rowid, title, body, context) "
+        "VALUES (new.id, new.title, new.body, new.context);",
+    ),
+    "search_cjk": (
+        "search_items",
+        "WHEN new.item_kind = 'chunk' AND ctxmode_has_cjk(new.title, new.body)",
+        "INSERT INTO search_cjk(rowid, title, body) "
+        "VALUES (new.id, ctxmode_bigrams(new.title), ctxmode_bigrams(new.body));",
+    ),
+    "search_names_fts": (
+        "search_names",
+        "WHEN new.fresh = 0",
+        "INSERT INTO search_names_fts(rowid, name) VALUES (new.id, new.name);",
+    ),
+}
+
+
+def _has_table(conn: sqlite3.Connection, name: str) -> bool:
+    """Whether the file has table ``name`` and the vocabulary migration has run (before it,
+    chunks were indexed by triggers, which ``fts_feeders`` reads)."""
+    names = {
+        str(r[0])
+        for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN (?, 'search_names')",
+            (name,),
+        )
+    }
+    return name in names and "search_names" in names
+
+
+def _empty(conn: sqlite3.Connection, table: str, create_sql: str) -> None:
+    """Remove every row of FTS table ``table`` from its index."""
+    if "content=" in create_sql.lower().replace(" ", ""):
+        conn.execute(f'INSERT INTO "{table}"("{table}") VALUES (\'delete-all\')')
+    else:
+        conn.execute(f'DELETE FROM "{table}"')
+
+
+def refill_fts(
+    conn: sqlite3.Connection,
+    table: str,
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
+    """Index again every row that feeds FTS table ``table`` (one just recreated empty), with
+    the very statements of the triggers that feed it (``fts_feeders``), replayed by a
+    temporary trigger over a temporary copy of each batch of rows. Returns the rows read.
+
+    ``conn`` is in autocommit mode and has the SQL functions the triggers call. Works in short
+    ``BEGIN IMMEDIATE`` transactions (about ``_BATCH_S`` each) so that hooks and the CLI keep
+    writing meanwhile: a row they add is indexed by the triggers themselves. A row they change
+    or delete before its batch would make a trigger remove from the index what was never put
+    there, so when another connection wrote between two batches (``PRAGMA data_version``), the
+    rest is done in one transaction, from an empty index. ``progress(done, total)`` follows
+    each batch. Raises ``LookupError`` when nothing feeds a contentless table.
+    """
+    create_sql = fts_tables(conn).get(table)
+    if create_sql is None:
+        raise LookupError(f"no FTS5 table {table}")
+    feeders = fts_feeders(conn, table)
+    if not feeders:
+        if "content=''" in create_sql.replace(" ", "").replace('"', "'"):
+            raise LookupError(f"nothing feeds the contentless FTS5 table {table}")
+        _in_transaction(conn, f'INSERT INTO "{table}"("{table}") VALUES (\'rebuild\')')
+        return 0
+    copies: list[tuple[str, str, str]] = []  # (source, scratch table, copy statement)
+    try:
+        for number, (source, when, statements) in enumerate(feeders):
+            cols = [str(r[1]) for r in conn.execute(f'PRAGMA main.table_info("{source}")')]
+            names = ", ".join(f'"{c}"' for c in cols)
+            scratch = f"ctxmode_refill_{number}"
+            conn.execute(f'DROP TABLE IF EXISTS temp."{scratch}"')
+            conn.execute(
+                f'CREATE TEMP TABLE "{scratch}" AS SELECT {names} FROM main."{source}" WHERE 0'
+            )
+            conn.execute(
+                f'CREATE TEMP TRIGGER "{scratch}_ai" AFTER INSERT ON "{scratch}" {when} '
+                f"BEGIN {statements} END"
+            )
+            copy = (
+                f'INSERT INTO temp."{scratch}"(rowid, {names}) SELECT rowid, {names} '
+                f'FROM main."{source}" WHERE rowid > ? AND rowid <= ?'
+            )
+            copies.append((source, scratch, copy))
+        return _refill(conn, table, create_sql, copies, progress)
+    finally:
+        for _, scratch, _ in copies:
+            conn.execute(f'DROP TABLE IF EXISTS temp."{scratch}"')  # its trigger goes too
+
+
+def _in_transaction(conn: sqlite3.Connection, sql: str) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(sql)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _refill(
+    conn: sqlite3.Connection,
+    table: str,
+    create_sql: str,
+    copies: list[tuple[str, str, str]],
+    progress: Callable[[int, int], None] | None,
+) -> int:
+    import time
+
+    lowest = -(2**63)
+
+    def version() -> int:
+        return int(conn.execute("PRAGMA data_version").fetchone()[0])
+
+    def copy(source: str, scratch: str, sql: str, low: int, high: int) -> int:
+        done = conn.execute(sql, (low, high)).rowcount
+        conn.execute(f'DELETE FROM temp."{scratch}"')
+        return max(done, 0)
+
+    def copy_all(source: str, scratch: str, sql: str) -> int:
+        """Every row of ``source``, a slice at a time (the scratch table stays small)."""
+        done, low = 0, lowest
+        while True:
+            upper = conn.execute(
+                f'SELECT rowid FROM main."{source}" WHERE rowid > ? ORDER BY rowid '
+                "LIMIT 1 OFFSET 4999",
+                (low,),
+            ).fetchone()
+            high = 2**63 - 1 if upper is None else int(upper[0])
+            done += copy(source, scratch, sql, low, high)
+            if upper is None:
+                return done
+            low = high
+
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        _empty(conn, table, create_sql)  # what triggers indexed since it was recreated
+        tops = [
+            conn.execute(f'SELECT max(rowid), count(*) FROM main."{s}"').fetchone()
+            for s, _, _ in copies
+        ]
+        seen = version()
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    total = sum(int(t[1] or 0) for t in tops)
+    read, batch = 0, _FIRST_BATCH
+    for (source, scratch, sql), top in zip(copies, tops, strict=True):
+        last, high = lowest, int(top[0] or 0)
+        while last < high:
+            started = time.monotonic()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                now = version()
+                if now != seen:  # another connection wrote: the rest in this transaction
+                    _empty(conn, table, create_sql)
+                    read = 0
+                    for s, sc, q in copies:
+                        read += copy_all(s, sc, q)
+                    conn.execute("COMMIT")
+                    if progress is not None:
+                        progress(read, read)
+                    return read
+                upper = conn.execute(
+                    f'SELECT rowid FROM main."{source}" WHERE rowid > ? AND rowid <= ? '
+                    "ORDER BY rowid LIMIT 1 OFFSET ?",
+                    (last, high, batch - 1),
+                ).fetchone()
+                stop = high if upper is None else int(upper[0])
+                read += copy(source, scratch, sql, last, stop)
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            seen, last = now, stop
+            if progress is not None:
+                progress(min(read, total), total)
+            spent = time.monotonic() - started
+            batch = max(32, min(20_000, int(batch * _BATCH_S / max(spent, 1e-3))))
+    return read

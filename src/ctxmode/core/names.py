@@ -10,7 +10,7 @@ characters, and the Latin or digit runs (3+) inside runs of CJK (``1998`` of ``1
 kept once, in order of first appearance; words over ``MAX_NAME`` characters (hashes, base64)
 are left out. Contexts and events keep their whole text (``index_schema.m013_lean_chunks``).
 
-The trigger calls it as the SQL function ``ctxmode_names`` (registered by ``db._connect``);
+The trigger calls it as the SQL function ``ctxmode_names`` (registered by ``db.connect``);
 ``search_trigram`` is contentless, so a row is deleted by giving its names again: the output
 for a given text must never change under an existing table (a new rule needs a migration that
 rebuilds the table). Standard library only, nothing compiled at import (hook path).

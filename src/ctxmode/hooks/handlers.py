@@ -140,11 +140,7 @@ def _dispatch(
             backfill(store, ev)  # the calls whose PostToolUse hooks Kimi killed
         if ev.stop_hook_active:
             return None
-        if not ev.last_assistant_message and ev.transcript_path:
-            from ctxmode.sessions.transcript import last_assistant_text
-
-            ev = ev._replace(last_assistant_message=last_assistant_text(ev.transcript_path))
-        result = _record(store, ev, events.extract(ev), idempotency_key)
+        result = _record(store, ev, records_of(ev), idempotency_key)
         if result.event_ids:
             with store.transaction() as conn:
                 sessions.set_state(
@@ -170,6 +166,19 @@ def _dispatch(
     return None
 
 
+def records_of(ev: NormalizedHookEvent) -> list[events.EventRecord]:
+    """What a call of a recording kind (``sessions.spool.KINDS``) writes, from the call
+    alone: a Stop without the last answer reads it from the transcript."""
+    if ev.kind == "stop":
+        if ev.stop_hook_active:
+            return []
+        if not ev.last_assistant_message and ev.transcript_path:
+            from ctxmode.sessions.transcript import last_assistant_text
+
+            ev = ev._replace(last_assistant_message=last_assistant_text(ev.transcript_path))
+    return events.extract(ev)
+
+
 def _record(
     store: Store,
     ev: NormalizedHookEvent,
@@ -192,7 +201,7 @@ def _record(
 
         if idempotency_key is None or ev.kind not in spool.KINDS or not lock_held(exc):
             raise  # read-only, disk full ...: waiting would not help
-        if not spool.keep(store, ev, records, idempotency_key, store.root_dir, ms):
+        if not spool.keep(store.db_file, ev, records, idempotency_key, store.root_dir, ms):
             raise
         raise spool.Spooled(spool.folder(store)) from None
 

@@ -235,57 +235,125 @@ def _handle(
     stores: dict[str, tuple[Store, tuple[int, int]]] | None,
 ) -> dict[str, object] | None:
     """Open (or reuse) the store, run the handler, and close or keep the store. Damage found
-    inside the file is salvaged (every readable row copied into a new store, the damaged file
-    kept aside) and the call runs once more on it."""
+    inside the file is repaired (``core.repair.repair``: in place when only the search index or an
+    index is hurt, else every readable row copied into a new store, the damaged file kept
+    aside) and the call runs once more on it. While a repair has the store (a large one runs
+    in the background), the call's records wait in the spool."""
     from ctxmode.core import config
     from ctxmode.core.db import is_damage
+    from ctxmode.core.errors import CorruptDatabase, StoreUnavailable
     from ctxmode.hooks import handlers
     from ctxmode.store import Store
 
+    if os.path.exists(config.repair_marker_for(db_path)) and _under_repair(  # one stat
+        ev, key, root, db_path
+    ):
+        return None
     for attempt in (1, 2):
         store = _reused(stores, db_path)
         if store is None:
-            store = Store.open(db_path, root=root, recover=True)
-            if store.recovered_file is not None:
-                log(root, "WARN", f"unusable store moved aside to {store.recovered_file}")
-            store.limit_lock_wait(HOOK_BUSY_TIMEOUT_MS, HOOK_LOCK_RETRIES)
-        try:
-            result = handlers.handle(store, ev, key)
-        except BaseException as exc:
-            if stores is not None:
-                stores.pop(db_path, None)
-            store.close()
-            from ctxmode.sessions.spool import Spooled  # the failure path only
-
-            if isinstance(exc, Spooled):
-                log(root, "WARN", f"{event}: store locked; the call's events wait in {exc}")
-                return None
-            # Damage inside the file (a bad index page, say) shows only when a statement
-            # touches it, after the store opened fine: recover as ``Store.open`` does, once.
-            if attempt == 2 or not isinstance(exc, Exception) or not is_damage(exc):
-                raise
-            damage = exc
-        else:
-            if os.path.isdir(config.spool_dir_for(store.db_file)):  # one stat when none waits
-                _replay_spool(store, root)
-            if stores is not None and not store.conn.in_transaction:
-                keep(stores, db_path, store)
-            elif keep_open and not store.conn.in_transaction:
-                _KEPT_OPEN.append(store)  # closed by the process exit, without a checkpoint
+            try:
+                store = Store.open(db_path, root=root, recover=True)
+            except CorruptDatabase as exc:  # damage in the schema itself, or a page it needs
+                if attempt == 2:
+                    raise
+                damage: BaseException = exc
+                store = None
             else:
+                if store.recovered_file is not None:
+                    log(root, "WARN", f"unusable store moved aside to {store.recovered_file}")
+                store.limit_lock_wait(HOOK_BUSY_TIMEOUT_MS, HOOK_LOCK_RETRIES)
+        if store is not None:
+            try:
+                result = handlers.handle(store, ev, key)
+            except BaseException as exc:
+                if stores is not None:
+                    stores.pop(db_path, None)
                 store.close()
-            return result
-        from ctxmode.core.db import salvage_for_hook  # the damage path only
+                from ctxmode.sessions.spool import Spooled  # the failure path only
 
-        done = salvage_for_hook(db_path)
-        if done is None:
-            log(root, "WARN", f"damaged store ({damage}): `ctxmode doctor --repair` started")
+                if isinstance(exc, Spooled):
+                    log(root, "WARN", f"{event}: store locked; the call's events wait in {exc}")
+                    return None
+                # Damage inside the file (a bad index page, say) shows only when a statement
+                # touches it, after the store opened fine.
+                if attempt == 2 or not isinstance(exc, Exception) or not is_damage(exc):
+                    raise
+                damage = exc
+            else:
+                if os.path.isdir(config.spool_dir_for(store.db_file)):  # one stat if none waits
+                    _replay_spool(store, root)
+                if stores is not None and not store.conn.in_transaction:
+                    keep(stores, db_path, store)
+                elif keep_open and not store.conn.in_transaction:
+                    _KEPT_OPEN.append(store)  # closed by the process exit, without a checkpoint
+                else:
+                    store.close()
+                return result
+        from ctxmode.core.repair import repair_for_hook  # the damage path only
+
+        try:
+            done = repair_for_hook(db_path)
+        except StoreUnavailable as exc:  # a writer held the store past the repair's wait
+            log(root, "WARN", f"damaged store ({damage}): repair not done yet ({exc})")
+            _spool_during_repair(ev, key, root, db_path)
             return None
-        moved, report = done
-        log(
-            root,
-            "WARN",
-            f"damaged store ({damage}): copied what was readable into a new store "
-            f"({report.summary()}); the damaged file is kept as {moved}",
-        )
+        if done is None:
+            log(
+                root,
+                "WARN",
+                f"damaged store ({damage}): `ctxmode doctor --repair` runs in the background",
+            )
+            _spool_during_repair(ev, key, root, db_path)
+            return None
+        account, moved = done
+        kept = f"; the damaged file is kept as {moved}" if moved else ""
+        log(root, "WARN", f"damaged store ({damage}): {account}{kept}")
     return None
+
+
+#: Hook kinds that run as usual while a repair works in the same file: what they write cannot
+#: wait in the spool (a snapshot of a session about to be compacted, the startup brief).
+_DURING_REPAIR = frozenset({"pre_compact", "session_start"})
+
+
+def _under_repair(ev: NormalizedHookEvent, key: str | None, root: str, db_path: str) -> bool:
+    """True when a repair has the store (``core.repair.repair``): the call went to the spool
+    instead. A snapshot before a compaction and the startup brief (``_DURING_REPAIR``) run
+    as usual while the repair works in the same file. A repair killed midway is
+    taken over here (finished now, or started again in the background for a large store)."""
+    from ctxmode.core.errors import StoreUnavailable
+    from ctxmode.core.repair import repair_for_hook, repair_in_place_running, repair_running
+
+    if ev.kind in _DURING_REPAIR and repair_in_place_running(db_path):
+        return False  # worth a short wait for the lock: the file stays usable
+    if not repair_running(db_path):
+        try:
+            done = repair_for_hook(db_path)  # an interrupted repair: finish it
+        except StoreUnavailable as exc:  # a writer held the store past the repair's wait
+            log(root, "WARN", f"interrupted repair not finished yet ({exc})")
+            done = None
+        if done is not None:
+            log(root, "WARN", f"finished an interrupted repair of the store: {done[0]}")
+            return False
+    _spool_during_repair(ev, key, root, db_path)
+    return True
+
+
+def _spool_during_repair(ev: NormalizedHookEvent, key: str | None, root: str, db_path: str) -> None:
+    """Keep the call's records in the spool (``sessions.spool``) while a repair has the store:
+    the first hook after it writes them, and so does the repair when it ends."""
+    import time
+
+    from ctxmode.core import config
+    from ctxmode.hooks.handlers import records_of
+    from ctxmode.sessions import spool
+
+    if key is None or ev.kind not in spool.KINDS:
+        log(root, "INFO", f"{ev.kind}: not recorded, the store is being repaired")
+        return
+    where = config.spool_dir_for(db_path)
+    if spool.keep(db_path, ev, records_of(ev), key, root, int(time.time() * 1000)):
+        log(root, "WARN", f"{ev.kind}: store under repair; the call's events wait in {where}")
+    else:
+        log(root, "WARN", f"{ev.kind}: store under repair and the spool is full; not recorded")

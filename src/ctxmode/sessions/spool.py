@@ -2,7 +2,8 @@
 
 A hook waits ~1.7 s at most for the write lock, then fails open. A long writer (indexing an
 18 MB folder held the lock for ~9 s) would otherwise cost the events of every tool call in
-that window. Instead the hook keeps what it would have written, the redacted records and the
+that window; so would a repair of a damaged store (``core.repair.repair``), for as long as it
+runs. Instead the hook keeps what it would have written, the redacted records and the
 few fields of the call that ``sessions.record`` needs (never the raw payload), as one file in
 ``<store file>.spool/``; the next hook whose own events were written writes up to
 ``REPLAY_BATCH`` of them, oldest first. Each keeps its idempotency key, so a file written twice
@@ -59,15 +60,16 @@ def waiting(where: str) -> list[str]:
 
 
 def keep(
-    store: Database,
+    db_file: str,
     ev: NormalizedHookEvent,
     records: list[EventRecord],
     key: str,
     project: str | None,
     ms: int,
 ) -> bool:
-    """Write one call's redacted records to the spool; False when it is full or unwritable."""
-    where = folder(store)
+    """Write one call's redacted records to the spool of the store file ``db_file``; False
+    when it is full or unwritable."""
+    where = config.spool_dir_for(db_file)
     try:
         os.makedirs(where, mode=0o700, exist_ok=True)
         if len(os.listdir(where)) >= MAX_FILES:
