@@ -646,6 +646,12 @@ def kind_for_name(name: str) -> str:
     return "text"
 
 
+#: A line that makes unnamed content markdown: an ATX heading or a ``` fence (the first line by
+#: ``_MARKDOWN_SIGN_START``; after a "\n" the others, found far faster than with ``^``).
+_MARKDOWN_SIGN = re.compile(r"\n {0,3}(?:#{1,6}[ \t]+\S|```)")
+_MARKDOWN_SIGN_START = re.compile(r" {0,3}(?:#{1,6}[ \t]+\S|```)")
+
+
 def sniff_kind(text: str) -> str:
     """Guess the kind of unnamed content (command output, pasted text, fetched bodies)."""
     stripped = text.lstrip()
@@ -655,7 +661,7 @@ def sniff_kind(text: str) -> str:
             return "json"
         except (json.JSONDecodeError, RecursionError):
             pass
-    if re.search(r"(?m)^ {0,3}#{1,6}[ \t]+\S", text) or re.search(r"(?m)^ {0,3}```", text):
+    if _MARKDOWN_SIGN.search(text) or _MARKDOWN_SIGN_START.match(text):
         return "markdown"
     return "text"
 
