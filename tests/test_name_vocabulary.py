@@ -180,3 +180,40 @@ def test_a_store_of_version_14_is_migrated(tmp_path: Path) -> None:
         assert search(store, "frobnicat").hits
         for table in ("search_fts", "search_cjk", "search_trigram", "search_names_fts"):
             store.conn.execute(f"INSERT INTO {table}({table}) VALUES ('integrity-check')")
+
+
+def test_gc_drops_names_no_indexed_file_holds(project: Path) -> None:
+    """Names only grow while files are indexed; ``ctxmode gc`` drops the ones no chunk holds
+    any more (a renamed constant, a deleted file) and keeps the others searchable."""
+    import json
+
+    from conftest import run_cli
+
+    (project / "src").mkdir()
+    (project / "src" / "auth.py").write_text(CODE)
+    (project / "src" / "gone.py").write_text("LEGACY_SESSION_KEY = 1\n")
+    assert run_cli("index", "src", cwd=project).returncode == 0
+    (project / "src" / "auth.py").write_text(CODE.replace("ACCESS_TTL", "TOKEN_LIFETIME"))
+    (project / "src" / "gone.py").unlink()
+    assert run_cli("index", "src", cwd=project).returncode == 0
+    db = project / ".context" / "context.db"
+
+    def vocabulary() -> set[str]:
+        with sqlite3.connect(db) as conn:
+            return {r[0] for r in conn.execute("SELECT name FROM search_names")}
+
+    assert {"ACCESS_TTL", "LEGACY_SESSION_KEY", "TOKEN_LIFETIME"} <= vocabulary()
+    dry = json.loads(run_cli("gc", "--dry-run", "--json", cwd=project).stdout)
+    assert dry["names"] == 2 and "ACCESS_TTL" in vocabulary()
+    done = run_cli("gc", cwd=project)
+    assert "drop 2 name(s) no indexed file holds any more" in done.stdout, done.stdout
+    names = vocabulary()
+    assert "ACCESS_TTL" not in names and "LEGACY_SESSION_KEY" not in names
+    assert {"TOKEN_LIFETIME", "get_current_user", "OAuth2PasswordBearer"} <= names
+    with Store.open(db) as store:
+        store.conn.execute(
+            "INSERT INTO search_names_fts(search_names_fts) VALUES ('integrity-check')"
+        )
+        assert _top_title(store, "TOKEN_LIFET").startswith("src/auth.py")
+        assert not search(store, "LEGACY_SESS").hits
+    assert json.loads(run_cli("gc", "--json", cwd=project).stdout)["names"] == 0

@@ -536,11 +536,13 @@ def task_list(ctx: click.Context, status: str | None, as_json: bool) -> None:
 def gc_cmd(
     ctx: click.Context, dry_run: bool, now_text: str | None, events_days: int, as_json: bool
 ) -> None:
-    """Apply the retention rules (expire, archive, old events) and report counts per type."""
+    """Apply the retention rules (expire, archive, old events, names no indexed file holds)
+    and report counts per type."""
     now = parse_time(now_text, "--now")
     with state(ctx).store() as store, working("Applying retention rules", quiet=as_json):
         report = store.cleanup(now=now, dry_run=dry_run)
         sessions, events = store.prune_events(days=events_days, now=now, dry_run=dry_run)
+        names = store.prune_names(dry_run=dry_run)
 
     def human() -> None:
         counts = report.counts()
@@ -550,7 +552,9 @@ def gc_cmd(
                 f"{verb}: drop {events} event(s) of {sessions} session(s) over for "
                 f"{events_days}+ days"
             )
-        if not counts and not events:
+        if names:
+            click.echo(f"{verb}: drop {names} name(s) no indexed file holds any more")
+        if not counts and not events and not names:
             click.echo("Nothing to clean up.")
         for ctype, per in sorted(counts.items()):
             click.echo(f"{verb}: {ctype}: " + ", ".join(f"{a} {n}" for a, n in sorted(per.items())))
@@ -558,7 +562,11 @@ def gc_cmd(
             for a in report.actions:
                 click.echo(f"  {a.action} #{a.context_id} ({a.type}): {a.reason}")
 
-    data = {**report.to_dict(), "events": {"sessions": sessions, "events": events}}
+    data = {
+        **report.to_dict(),
+        "events": {"sessions": sessions, "events": events},
+        "names": names,
+    }
     emit(as_json, data, human)
 
 

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ctxmode.core import names
+
 if TYPE_CHECKING:
     import sqlite3
 
@@ -266,3 +268,55 @@ def drop_files(store: Database, source_id: int, paths: Sequence[str]) -> None:
                 conn.execute(
                     "DELETE FROM source_files WHERE source_id = ? AND path = ?", (source_id, rel)
                 )
+
+
+#: Names deleted per transaction by ``prune_names``; chunks read per slice.
+_PRUNE_BATCH = 2_000
+_SCAN_SLICE = 5_000
+
+
+def _live_names(conn: sqlite3.Connection, above: int, seen: set[str]) -> set[str]:
+    """The names of the chunks whose item id is over ``above`` (``seen``: words judged)."""
+    live: set[str] = set()
+    low = above
+    while True:
+        rows = conn.execute(
+            "SELECT id, title, body FROM search_items WHERE item_kind = 'chunk' AND id > ? "
+            "ORDER BY id LIMIT ?",
+            (low, _SCAN_SLICE),
+        ).fetchall()
+        if not rows:
+            return live
+        live.update(names.new_names((f"{r[1]}\n{r[2]}" for r in rows), seen))
+        low = int(rows[-1][0])
+
+
+def prune_names(store: Database, *, dry_run: bool = False) -> int:
+    """Delete the vocabulary's names that no chunk holds any more (files edited or removed
+    since they were indexed); return how many (would be) deleted.
+
+    The names the chunks hold are read outside any transaction; each deleting transaction
+    first takes in the names of chunks written meanwhile, so a name a new chunk holds stays.
+    """
+    conn = store.conn
+    (top,) = conn.execute("SELECT coalesce(max(id), 0) FROM search_items").fetchone()
+    seen: set[str] = set()
+    live = _live_names(conn, 0, seen)
+    stale = [
+        (int(r[0]), str(r[1]))
+        for r in conn.execute("SELECT id, name FROM search_names ORDER BY id")
+        if str(r[1]) not in live
+    ]
+    if dry_run:
+        return len(stale)
+    done = 0
+    for start in range(0, len(stale), _PRUNE_BATCH):
+        with store.transaction() as tx:
+            (now_top,) = tx.execute("SELECT coalesce(max(id), 0) FROM search_items").fetchone()
+            if now_top != top:
+                live |= _live_names(tx, top, seen)
+                top = now_top
+            part = [(i,) for i, name in stale[start : start + _PRUNE_BATCH] if name not in live]
+            tx.executemany("DELETE FROM search_names WHERE id = ?", part)
+            done += len(part)
+    return done

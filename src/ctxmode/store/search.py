@@ -53,6 +53,13 @@ class SearchCases(Database):
 
     # -- indexing and sources ------------------------------------------------------------------
 
+    def prune_names(self, *, dry_run: bool = False) -> int:
+        """Drop the names of the document vocabulary that no chunk holds any more (a file
+        edited or removed since); how many (would be) dropped."""
+        from ctxmode.search.writer import prune_names
+
+        return prune_names(self, dry_run=dry_run)
+
     def index_path(self, path: str, source: str | None = None) -> IndexReport:
         """Index a file or a folder as one source (re-indexing a label replaces it)."""
         from ctxmode.search import indexing
