@@ -312,3 +312,54 @@ def test_worker_processes_give_the_store_of_one_process(tmp_path: Path) -> None:
     with Store.open(second) as store:
         assert search(store, "current_user_7").hits
         assert search(store, "框架").hits
+
+
+_WAITER = """
+import sys, time
+from ctxmode.core.db import Database
+store = Database.open(sys.argv[1])
+store.limit_lock_wait(2000, 3)
+with store.transaction() as conn:
+    conn.execute("INSERT INTO search_edits(id, n) VALUES (1, 0) ON CONFLICT(id) DO NOTHING")
+print("in", flush=True)
+"""
+
+
+def test_a_waiting_writer_is_let_in_between_two_transactions(tmp_path: Path) -> None:
+    """A writer waiting for the lock keeps a marker next to the store; a long operation that
+    finds it fresh between two of its transactions pauses until the writer is in."""
+    import sys
+    import threading
+
+    from ctxmode.core.db import WAITING_SUFFIX
+
+    db = tmp_path / "context.db"
+    holder = Store.open(db)
+    marker = Path(f"{db}{WAITING_SUFFIX}")
+    holder.conn.execute("BEGIN IMMEDIATE")
+    waiter = subprocess.Popen(
+        [sys.executable, "-c", _WAITER, str(db)], stdout=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 30
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert marker.exists(), "the waiting writer left no marker"
+    holder.conn.execute("COMMIT")
+    started = time.monotonic()
+    holder.let_waiters_in(most_s=20)  # returns once the waiter has the lock
+    assert time.monotonic() - started < 20
+    assert waiter.communicate(timeout=30)[0].strip() == "in"
+    assert not marker.exists()
+    # Nobody waiting, or a marker left by a process that died waiting: no pause.
+    holder.let_waiters_in(most_s=20)
+    marker.write_text("")
+    os.utime(marker, (time.time() - 60, time.time() - 60))
+    started = time.monotonic()
+    holder.let_waiters_in(most_s=20)
+    assert time.monotonic() - started < 5
+    # A fresh marker with no writer behind it costs at most ``most_s``.
+    threading.Timer(0.2, marker.unlink).start()
+    marker.touch()
+    holder.let_waiters_in(most_s=20)
+    assert not marker.exists()
+    holder.close()

@@ -144,6 +144,7 @@ def index_fresh_names(store: Database) -> int:
             )
             conn.execute("UPDATE search_names SET fresh = 0 WHERE fresh = 1 AND id <= ?", (bound,))
             done += int(row[1])
+        store.let_waiters_in()
 
 
 # -- writing file-backed sources in short transactions ---------------------------------------
@@ -214,6 +215,7 @@ class Batcher:
                 insert_rows(conn, self.source_id, part, self.now, tails, names if first else ())
                 if last:
                     record_states(conn, self.source_id, [state])
+            self.store.let_waiters_in()
             self._adapt(size, time.perf_counter() - started)
             part, size, first = [], 0, False
         self.written_files += 1
@@ -241,6 +243,7 @@ class Batcher:
                 )
                 insert_rows(conn, self.source_id, rows, self.now, names=names)
             record_states(conn, self.source_id, [p[0] for p in self.pending] + self.touched)
+        self.store.let_waiters_in()
         if self.pending:
             self._adapt(self.chars, time.perf_counter() - started)
         self.written_files += len(self.pending)
@@ -268,6 +271,7 @@ def drop_files(store: Database, source_id: int, paths: Sequence[str]) -> None:
                 conn.execute(
                     "DELETE FROM source_files WHERE source_id = ? AND path = ?", (source_id, rel)
                 )
+        store.let_waiters_in()
 
 
 #: Names deleted per transaction by ``prune_names``; chunks read per slice.
@@ -319,4 +323,5 @@ def prune_names(store: Database, *, dry_run: bool = False) -> int:
             part = [(i,) for i, name in stale[start : start + _PRUNE_BATCH] if name not in live]
             tx.executemany("DELETE FROM search_names WHERE id = ?", part)
             done += len(part)
+        store.let_waiters_in()
     return done
