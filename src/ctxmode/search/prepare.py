@@ -11,6 +11,7 @@ come back in the order the files were given, a bounded number ahead.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from collections import deque
@@ -107,11 +108,15 @@ _WORKER_SEEN: set[str] = set()
 
 
 def _end_with_parent() -> None:
-    """Worker initialiser: exit as soon as the process that started this one is gone (a
-    ``kill -9`` of the index leaves workers blocked on their queue otherwise)."""
+    """Worker initialiser: yield the CPU to the indexing process (which holds the write lock
+    while it writes, and hooks wait for that) and to everything else, and exit as soon as the
+    process that started this one is gone (a ``kill -9`` of the index leaves workers blocked
+    on their queue otherwise)."""
     import threading
     import time
 
+    with contextlib.suppress(AttributeError, OSError):  # no nice(2) here
+        os.nice(WORKER_NICENESS)
     parent = os.getppid()
 
     def watch() -> None:
@@ -133,6 +138,8 @@ POOL_MIN_FILES = 64
 #: A task sent to a worker: files up to about this many bytes (one at least).
 _TASK_BYTES = 256_000
 _TASK_FILES = 32
+#: Added to a worker's niceness (the indexing CLI already runs at +10).
+WORKER_NICENESS = 9
 #: Tasks in flight per worker: how far preparation may run ahead of the writes.
 _AHEAD = 4
 

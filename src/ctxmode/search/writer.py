@@ -48,9 +48,18 @@ class Row:
 NEIGHBOUR_CHARS = 300
 
 
+#: What a file costs a transaction beyond its rows (its delete, its state), in characters.
+_FILE_CHARS = 1_000
+
+
 def _chars(rows: Sequence[Row]) -> int:
-    """The characters ``rows`` write (their text and titles, and a row's overhead)."""
-    return sum(len(r.content) + len(r.title) + 200 for r in rows)
+    """The characters a file's ``rows`` write (their text and titles, a row's overhead and
+    the file's)."""
+    return _FILE_CHARS + sum(_row_chars(r) for r in rows)
+
+
+def _row_chars(row: Row) -> int:
+    return len(row.content) + len(row.title) + 200
 
 
 def insert_rows(
@@ -176,6 +185,7 @@ class Batcher:
         self.touched: list[FileState] = []
         self.chars = 0
         self.budget = _FIRST_BATCH_CHARS
+        self.rate: float | None = None
         self.written_files = 0
 
     def add(self, state: FileState, rows: list[Row], names: list[str]) -> None:
@@ -184,6 +194,8 @@ class Batcher:
         if size > self.budget and len(rows) > 1:
             self._add_large(state, rows, names)
             return
+        if self.pending and self.chars + size > self.budget:
+            self.flush()  # the batch stays within its budget: hooks wait for one at most
         self.pending.append((state, rows, names))
         self.chars += size
         if self.chars >= self.budget:
@@ -201,7 +213,7 @@ class Batcher:
         first = True
         for index, row in enumerate(rows):
             part.append(row)
-            size += _chars([row])
+            size += _row_chars(row)
             last = index == len(rows) - 1
             if not last and size < self.budget:
                 continue
@@ -221,9 +233,14 @@ class Batcher:
         self.written_files += 1
 
     def _adapt(self, chars: int, elapsed: float) -> None:
+        """Size the next batch from the rate measured so far (characters per second, a
+        moving average: one slow commit, an FTS5 merge, should not halve the next batch)."""
         if elapsed > 0:
             rate = chars / elapsed
-            self.budget = int(min(_MAX_BATCH_CHARS, max(_MIN_BATCH_CHARS, rate * TXN_TARGET_S)))
+            self.rate = rate if self.rate is None else 0.7 * self.rate + 0.3 * rate
+            self.budget = int(
+                min(_MAX_BATCH_CHARS, max(_MIN_BATCH_CHARS, self.rate * TXN_TARGET_S))
+            )
 
     def touch(self, state: FileState) -> None:
         """Record a new mtime for a file whose content did not change."""
@@ -236,12 +253,17 @@ class Batcher:
             return
         started = time.perf_counter()
         with self.store.transaction() as conn:
-            for state, rows, names in self.pending:
-                conn.execute(
-                    "DELETE FROM chunks WHERE source_id = ? AND path = ?",
-                    (self.source_id, state.path),
-                )
-                insert_rows(conn, self.source_id, rows, self.now, names=names)
+            conn.executemany(
+                "DELETE FROM chunks WHERE source_id = ? AND path = ?",
+                [(self.source_id, p[0].path) for p in self.pending],
+            )
+            insert_rows(
+                conn,
+                self.source_id,
+                [row for p in self.pending for row in p[1]],
+                self.now,
+                names={name for p in self.pending for name in p[2]},
+            )
             record_states(conn, self.source_id, [p[0] for p in self.pending] + self.touched)
         self.store.let_waiters_in()
         if self.pending:
