@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from ctxmode.core.secret_patterns import Replacement
 
 #: Tags of a keyword hit.
-_KW, _AUTH, _PASS, _BEARER, _AWS = 1, 2, 4, 8, 16
+_KW, _AUTH, _BEARER, _AWS = 1, 2, 4, 8
 
 #: Every keyword of ``secret_patterns.KEYWORDS`` (and ``aws``) by one anchor letter: what follows
 #: the anchor is matched (it never holds the anchor letter, so no anchor is skipped), what
@@ -46,8 +46,9 @@ _KEYWORD_ANCHORS: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = (
     (
         "a",
         (
-            ("uth", _KW | _AUTH),
-            ("ss(?<=pass)", _KW | _PASS),
+            ("uth(?=orization)", _KW | _AUTH),
+            ("uth", _KW),
+            ("ss(?<=pass)", _KW),
             ("lt(?<=salt)", _KW),
             ("rer(?<=bearer)", _KW | _BEARER),
             ("ws", _AWS),
@@ -110,9 +111,26 @@ _PARAM_HEAD = LazyRegex(
     r"|client_secret|auth)="
 )
 #: Something every match of ``secret_flag`` holds (``--password``, ``-api-key``...).
-_FLAG_HEAD = LazyRegex(r"-(?i:pass|token|api|secret|access|auth|refresh|private)")
+_FLAG_HEAD = LazyRegex(
+    r"-(?i:password|passwd|pass|passphrase|token|api-?key|secret|client-secret|access-token"
+    r"|auth-token|refresh-token|private-key|secret-key|access-key)[\s=]"
+)
+#: What every match of ``cli_credentials`` holds (``-u ``, ``--user=``, ``--proxy-user ``).
+_CLI_HEAD = LazyRegex(r"-u(?:ser)?[\s=]")
+#: What every match of ``mysql_password`` holds (``-p`` after a space or at the start).
+_MYSQL_HEAD = LazyRegex(r"-p(?<!\S-p)")
 #: Something every match of ``cjk_secret`` holds.
-_CJK_HEAD = LazyRegex(r"密码|口令|密钥|秘钥|私钥|令牌|凭证|凭据|授权码|(?i:password|passphrase)")
+_CJK_CHARS = "密口秘私令凭授"
+#: Where a match of ``cjk_secret``'s English form starts, in the lowered text (``ſ`` is an
+#: ``s`` to the pattern's case-insensitive match and stays ``ſ`` when lowered).
+_PASSWORD_IS = LazyRegex(r"pa[sſ][sſ](?:word|phra[sſ]e)\s+(?:is|was)")
+
+#: Characters every match of a line pattern holds (one of each group): a line without them is
+#: skipped before the pattern runs on it.
+_NEEDS: dict[str, tuple[str, ...]] = {
+    "assignment": (":=\uff1a\uff1d",),
+    "json_secret": ('"', ":"),
+}
 
 _BY_KIND: dict[str, tuple[LazyRegex, Replacement]] = {k: (p, r) for k, p, r in sp.PATTERNS}
 _TOKEN_KINDS = tuple(kind for kind, _ in _TOKEN_LITERALS)
@@ -127,7 +145,7 @@ def _build() -> None:
     import re
 
     for anchor, alternatives in _KEYWORD_ANCHORS:
-        body = "|".join(f"({alt})" for alt, _ in alternatives)
+        body = "|".join(f"{alt}()" for alt, _ in alternatives)
         tags = (0, *(tag for _, tag in alternatives))
         _KEYWORD_RX.append((LazyRegex(f"{anchor}(?:{body})"), tags))
     by_anchor: dict[str, list[tuple[str, str, int]]] = {c: [] for c in _TOKEN_ANCHOR_CHARS}
@@ -136,19 +154,20 @@ def _build() -> None:
             anchor = next(c for c in _TOKEN_ANCHOR_CHARS if c in literal)
             by_anchor[anchor].append((kind, literal, literal.index(anchor)))
     for anchor, table in by_anchor.items():
-        alts = []
+        behind = []  # alternatives with a part before the anchor
+        ahead = []  # the others: what follows the anchor, tested in one look-ahead
         for _, literal, at in table:
-            alt = f"(?<={re.escape(literal[: at + 1])})" if at else ""
-            alts.append(
-                alt + (f"(?={re.escape(literal[at + 1 :])})" if at + 1 < len(literal) else "")
-            )
-        # One look-behind on the character before the anchor first: most anchors fail it.
-        before = {literal[at - 1] for _, literal, at in table if at}
-        guard = (
-            f"(?<=[{re.escape(''.join(sorted(before)))}]{re.escape(anchor)})"
-            if all(at for _, _, at in table)
-            else ""
-        )
+            rest = re.escape(literal[at + 1 :])
+            if at:
+                behind.append(
+                    f"(?<={re.escape(literal[: at + 1])})" + (f"(?={rest})" if rest else "")
+                )
+            else:
+                ahead.append(rest)
+        alts = [*behind, *([f"(?={'|'.join(ahead)})"] if ahead else [])]
+        # A look-behind on the character before the anchor first: most anchors fail it.
+        before = "".join(sorted({literal[at - 1] for _, literal, at in table if at}))
+        guard = f"(?<=[{re.escape(before)}]{re.escape(anchor)})" if not ahead else ""
         rx = LazyRegex(f"{re.escape(anchor)}{guard}(?:{'|'.join(alts)})")
         _TOKEN_RX.append((rx, tuple(table)))
 
@@ -216,6 +235,43 @@ def _lines_of(base: str, needle: str) -> set[int]:
     return set(_line_numbers(base, positions))
 
 
+def _finds(text: str, needle: str) -> list[int]:
+    """Every position of ``needle`` in ``text``, ascending."""
+    out = []
+    at = text.find(needle)
+    while at >= 0:
+        out.append(at)
+        at = text.find(needle, at + 1)
+    return out
+
+
+def _sub_at(pattern: LazyRegex, replacement: Replacement, text: str, starts: list[int]) -> str:
+    """``pattern.sub(replacement, text)`` when no match can start outside ``starts``
+    (ascending): the same left-to-right scan, trying only those positions."""
+    pieces: list[str] = []
+    last = 0
+    for start in starts:
+        if start < last:
+            continue
+        m = pattern.match(text, start)
+        if m is None:
+            continue
+        pieces += (
+            text[last : m.start()],
+            m.expand(replacement) if isinstance(replacement, str) else replacement(m),
+        )
+        last = m.end()
+    if not pieces:
+        return text
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def _starts(hits: list[int], offsets: tuple[int, ...]) -> list[int]:
+    """Where a match may start, given where the literal it holds was found and its offsets."""
+    return sorted({hit - offset for hit in hits for offset in offsets if hit >= offset})
+
+
 class _Unaligned(Exception):
     """A whole-text pattern changed the number of lines (never expected): start over."""
 
@@ -223,10 +279,12 @@ class _Unaligned(Exception):
 class _Text:
     """The text being redacted, as lines, with the lines changed so far."""
 
-    __slots__ = ("_joined", "_lines", "base", "collect", "touched")
+    __slots__ = ("_joined", "_lines", "_low", "base", "collect", "low", "touched")
 
-    def __init__(self, base: str, collect: list[str] | None) -> None:
+    def __init__(self, base: str, low: str, collect: list[str] | None) -> None:
         self.base = base
+        self.low = low
+        self._low: str | None = None
         self.collect = collect  # secret_kinds: record what would change, change nothing
         self.touched: set[int] = set()
         self._lines: list[str] | None = None
@@ -247,8 +305,11 @@ class _Text:
         """A pattern whose matches stay within a line, on the lines ``indices``."""
         pattern, replacement = _BY_KIND[kind]
         lines = self.lines
+        needs = _NEEDS.get(kind, ())
         for i in sorted(indices):
             old = lines[i]
+            if needs and not all(any(c in old for c in chars) for chars in needs):
+                continue  # a character every match holds is missing
             if pattern is sp.ASSIGNMENT:
                 new = sp.sub_assignments(pattern, old)
             else:
@@ -259,16 +320,26 @@ class _Text:
                     return
                 lines[i] = new
                 self.touched.add(i)
-                self._joined = None
+                self._joined = self._low = None
 
-    def whole(self, kind: str) -> None:
-        """A pattern that may match across lines, over the whole text."""
+    def lowered(self) -> str | None:
+        """The current text lowered, None when lowering changes its length (``İ``)."""
+        if self._low is None:
+            text = self.text()
+            self._low = self.low if text is self.base else text.lower()
+        return self._low if len(self._low) == len(self.text()) else None
+
+    def whole(self, kind: str, starts: list[int] | None = None) -> None:
+        """A pattern that may match across lines, over the whole text; with ``starts``, the
+        positions (ascending) where a match of it may start: ``pattern.sub`` tried there only."""
         pattern, replacement = _BY_KIND[kind]
         old = self.text()
         if kind in sp.PER_LINE:
             new = sp.per_line(old, pattern, replacement, sp.TRIGGERS[kind])
-        else:
+        elif starts is None:
             new = pattern.sub(replacement, old)
+        else:
+            new = _sub_at(pattern, replacement, old, starts)
         if new == old:
             return
         if self.collect is not None:
@@ -282,6 +353,7 @@ class _Text:
         )
         self._lines = lines
         self._joined = new
+        self._low = None
 
     def holding(self, tagged: set[int], triggers: tuple[str, ...]) -> set[int]:
         """The lines that hold one of ``triggers`` now: ``tagged`` (those of the text before
@@ -323,12 +395,15 @@ def _scan(text: str, collect: list[str] | None) -> str:
         _build()
     low0 = text.lower()
     gates: dict[str, bool] = {}
+    ascii_only = low0.isascii()  # then no trigger of another script can be in it
 
     def gate(kind: str) -> bool:
         """The rule: does the lowered text hold one of the pattern's triggers?"""
         found = gates.get(kind)
         if found is None:
-            found = gates[kind] = any(trigger in low0 for trigger in sp.TRIGGERS[kind])
+            found = gates[kind] = any(
+                trigger in low0 for trigger in sp.TRIGGERS[kind] if ascii_only <= trigger.isascii()
+            )
         return found
 
     if "<private" in low0:
@@ -354,7 +429,8 @@ def _scan(text: str, collect: list[str] | None) -> str:
         gates["assignment"] = gates["json_secret"] = bool(keyword)
         gates["aws_secret_key"] = bool(aws)
         gates["bearer"] = bool(found & _BEARER)
-    state = _Text(base, collect)
+        gates["authorization"] = bool(found & _AUTH)
+    state = _Text(base, low, collect)
 
     tokens = _token_lines(base)
     for kind in _TOKEN_KINDS:
@@ -365,10 +441,14 @@ def _scan(text: str, collect: list[str] | None) -> str:
             lines = tokens.get("slack_webhook")
             if lines and gate("slack_webhook"):
                 state.on_lines("slack_webhook", lines)
-    if found & _AUTH and gate("authorization"):
-        state.whole("authorization")
-    if found & _BEARER and gate("bearer"):
-        state.whole("bearer")
+    for kind, flag, needle, offsets in (
+        ("authorization", _AUTH, "authorization", (0, 6)),  # (proxy-)authorization
+        ("bearer", _BEARER, "bearer", (0,)),
+    ):
+        if found & flag and gate(kind):
+            lowered = state.lowered()
+            starts = None if lowered is None else _starts(_finds(lowered, needle), offsets)
+            state.whole(kind, starts)
     if "@" in base and "://" in base:
         urls = (
             _lines_of(base, "://") if base.count("://") <= base.count("@") else _lines_of(base, "@")
@@ -381,11 +461,12 @@ def _scan(text: str, collect: list[str] | None) -> str:
         heads = [m.start() for m in _PARAM_HEAD.finditer(base)]
         if heads and gate("url_token_param"):
             state.on_lines("url_token_param", set(_line_numbers(base, heads)))
-    if "-u" in base and gate("cli_credentials"):
-        state.whole("cli_credentials")
-    if _FLAG_HEAD.search(base) and gate("secret_flag"):
-        state.whole("secret_flag")
-    if "-p" in base and gate("mysql_password"):
+    if "-u" in base and _CLI_HEAD.search(base) and gate("cli_credentials"):
+        state.whole("cli_credentials", _starts(_finds(state.text(), "-u"), (0, 1, 7)))
+    if _FLAG_HEAD.search(base) and gate("secret_flag"):  # -token, --password...
+        heads = [m.start() for m in _FLAG_HEAD.finditer(state.text())]
+        state.whole("secret_flag", _starts(heads, (0, 1)))
+    if _MYSQL_HEAD.search(base) and gate("mysql_password"):
         state.whole("mysql_password")  # per line, the lines naming the tool: rare, as written
     if gate("aws_secret_key"):
         lines = state.holding(aws, sp.TRIGGERS["aws_secret_key"])
@@ -396,7 +477,11 @@ def _scan(text: str, collect: list[str] | None) -> str:
             lines = state.holding(keyword, sp.KEYWORDS)
             if lines:
                 state.on_lines(kind, lines)
-    cjk = found & _PASS if base.isascii() else _CJK_HEAD.search(base)
-    if cjk and gate("cjk_secret"):
+    lowered = state.lowered()
+    if lowered is not None and (ascii_only or not any(c in base for c in _CJK_CHARS)):
+        heads = [m.start() for m in _PASSWORD_IS.finditer(lowered)]
+        if heads and gate("cjk_secret"):
+            state.whole("cjk_secret", heads)
+    elif gate("cjk_secret"):
         state.whole("cjk_secret")
     return state.text()
