@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from ctxmode.core import secret_shapes as shapes
 from ctxmode.core._lean import LazyRegex
@@ -56,14 +56,22 @@ _VALUE_CHARS = 512
 _BARE_RUN = LazyRegex(_BARE)
 
 
-def sub_assignments(pattern: LazyRegex, text: str) -> str:
+def sub_assignments(pattern: LazyRegex, text: str, starts: Iterable[int] | None = None) -> str:
     """``pattern.sub(_assignment, text)``, except that a match whose value is not a secret is
     searched again from its value on (``task:API_KEY=…``, ``TOKEN_TTL: API_KEY=…``), in one
-    left-to-right pass."""
+    left-to-right pass. ``starts`` (ascending), when given, holds every position where a match
+    may start: the pass tries those only (``core.secret_scan``, long lines)."""
     out: list[str] = []
     pos = last = 0
+    candidates = None if starts is None else iter(starts)
     while True:
-        m = pattern.search(text, pos)
+        if candidates is None:
+            m = pattern.search(text, pos)
+        else:
+            m = None
+            for start in candidates:
+                if start >= pos and (m := pattern.match(text, start)) is not None:
+                    break
         if m is None:
             break
         new = _assignment(m)

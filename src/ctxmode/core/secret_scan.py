@@ -32,6 +32,8 @@ from ctxmode.core._lean import LazyRegex
 
 TYPE_CHECKING = False  # mypy reads it as true; nothing imported at run time (see _lean)
 if TYPE_CHECKING:
+    from collections.abc import Set
+
     from ctxmode.core.secret_patterns import Replacement
 
 #: Tags of a keyword hit.
@@ -183,16 +185,16 @@ def _line_numbers(text: str, positions: list[int]) -> list[int]:
     return out
 
 
-def _keyword_lines(low: str) -> tuple[set[int], set[int], int]:
-    """(lines holding a keyword, lines holding ``aws`` or ``secret``, tags found) in the
-    lowered text ``low``."""
+def _keyword_lines(low: str) -> tuple[dict[int, list[int]], set[int], int]:
+    """(the lines holding a keyword, each with where its keywords are, lines holding ``aws``
+    or ``secret``, tags found) in the lowered text ``low``."""
     hits: list[tuple[int, int]] = []
     for rx, tags in _KEYWORD_RX:
         hits.extend((m.start(), tags[m.lastindex or 0]) for m in rx.finditer(low))
     if not hits:
-        return set(), set(), 0
+        return {}, set(), 0
     hits.sort()
-    keyword: set[int] = set()
+    keyword: dict[int, list[int]] = {}
     aws: set[int] = set()
     found = 0
     line = prev = 0
@@ -201,7 +203,7 @@ def _keyword_lines(low: str) -> tuple[set[int], set[int], int]:
         prev = at
         found |= tag
         if tag & _KW:
-            keyword.add(line)
+            keyword.setdefault(line, []).append(at)
         if tag & _AWS:
             aws.add(line)
     return keyword, aws, found
@@ -233,6 +235,38 @@ def _lines_of(base: str, needle: str) -> set[int]:
         positions.append(at)
         at = base.find(needle, at + 1)
     return set(_line_numbers(base, positions))
+
+
+#: Lines longer than this (characters) are searched around their keywords for ``assignment``.
+_LONG_LINE = 400
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+
+
+def _assignment_starts(text: str, anchors: list[int]) -> list[int] | None:
+    """Where a match of ``assignment`` may start on the line of ``text`` holding the keyword
+    letters ``anchors`` (positions in ``text``), relative to that line; None: search it all.
+
+    A match's name is a whole run of name characters (at most 80) holding a keyword, preceded
+    by nothing, ``$env:``, or ``export``/``set`` and spaces: from each keyword, back to the start
+    of its run, then over the spaces before it."""
+    line_start = text.rfind("\n", 0, anchors[0]) + 1
+    out: set[int] = set()
+    for at in anchors:
+        start = at
+        while start > line_start and text[start - 1] in _NAME_CHARS:
+            start -= 1
+            if at - start > 80:
+                break
+        else:
+            spaces = start
+            while spaces > line_start and text[spaces - 1].isspace():
+                spaces -= 1
+                if start - spaces > 200:
+                    return None
+            out.update((start, start - 5, spaces - 3, spaces - 6))
+            continue
+        # a run longer than a name: no match holds this keyword
+    return sorted(s - line_start for s in out if s >= line_start)
 
 
 def _finds(text: str, needle: str) -> list[int]:
@@ -301,8 +335,12 @@ class _Text:
             self._joined = "\n".join(self.lines)
         return self._joined
 
-    def on_lines(self, kind: str, indices: set[int]) -> None:
-        """A pattern whose matches stay within a line, on the lines ``indices``."""
+    def on_lines(
+        self, kind: str, indices: Set[int], anchors: dict[int, list[int]] | None = None
+    ) -> None:
+        """A pattern whose matches stay within a line, on the lines ``indices``; with
+        ``anchors`` (``assignment``), where the keywords of each line were in the text before
+        any change: a long line unchanged since is searched around them only."""
         pattern, replacement = _BY_KIND[kind]
         lines = self.lines
         needs = _NEEDS.get(kind, ())
@@ -311,7 +349,10 @@ class _Text:
             if needs and not all(any(c in old for c in chars) for chars in needs):
                 continue  # a character every match holds is missing
             if pattern is sp.ASSIGNMENT:
-                new = sp.sub_assignments(pattern, old)
+                starts = None
+                if anchors and len(old) > _LONG_LINE and i not in self.touched and i in anchors:
+                    starts = _assignment_starts(self.base, anchors[i])
+                new = sp.sub_assignments(pattern, old, starts)
             else:
                 new = pattern.sub(replacement, old)
             if new != old:
@@ -355,12 +396,12 @@ class _Text:
         self._joined = new
         self._low = None
 
-    def holding(self, tagged: set[int], triggers: tuple[str, ...]) -> set[int]:
+    def holding(self, tagged: Set[int], triggers: tuple[str, ...]) -> Set[int]:
         """The lines that hold one of ``triggers`` now: ``tagged`` (those of the text before
         any change) that are unchanged, and changed lines that hold one."""
         if not self.touched:
             return tagged
-        out = tagged - self.touched
+        out = {i for i in tagged if i not in self.touched}
         for i in self.touched:
             low = self.lines[i].lower()
             if any(trigger in low for trigger in triggers):
@@ -431,6 +472,7 @@ def _scan(text: str, collect: list[str] | None) -> str:
         gates["bearer"] = bool(found & _BEARER)
         gates["authorization"] = bool(found & _AUTH)
     state = _Text(base, low, collect)
+    aligned = len(low) == len(base)  # keyword positions are positions in the text
 
     tokens = _token_lines(base)
     for kind in _TOKEN_KINDS:
@@ -469,14 +511,14 @@ def _scan(text: str, collect: list[str] | None) -> str:
     if _MYSQL_HEAD.search(base) and gate("mysql_password"):
         state.whole("mysql_password")  # per line, the lines naming the tool: rare, as written
     if gate("aws_secret_key"):
-        lines = state.holding(aws, sp.TRIGGERS["aws_secret_key"])
-        if lines:
-            state.on_lines("aws_secret_key", lines)
+        held = state.holding(aws, sp.TRIGGERS["aws_secret_key"])
+        if held:
+            state.on_lines("aws_secret_key", held)
     for kind in ("assignment", "json_secret"):
         if gate(kind):
-            lines = state.holding(keyword, sp.KEYWORDS)
-            if lines:
-                state.on_lines(kind, lines)
+            held = state.holding(keyword.keys(), sp.KEYWORDS)
+            if held:
+                state.on_lines(kind, held, keyword if aligned else None)
     lowered = state.lowered()
     if lowered is not None and (ascii_only or not any(c in base for c in _CJK_CHARS)):
         heads = [m.start() for m in _PASSWORD_IS.finditer(lowered)]
