@@ -224,6 +224,8 @@ def long_line(middle: str) -> str:
             "SECRET_" + "A" * 73 + "=9f8e7d6c5b4a3f2e1d0cAB",
             "SECRET_" + "A" * 73 + "=[REDACTED:secret]",
         ),
+        # the keyword's anchor letter as the 80th character (``webhook``: its last ``k``)
+        ("A" * 72 + "_WEBHOOK=9f8e7d6c5b4a3f2e1d0cAB", "A" * 72 + "_WEBHOOK=[REDACTED:secret]"),
         # a name of 81 characters is no name: kept
         ("A" * 77 + "_KEY=9f8e7d6c5b4a3f2e1d0cAB", "A" * 77 + "_KEY=9f8e7d6c5b4a3f2e1d0cAB"),
         # two assignments, spaces before the separator, a quoted value
@@ -286,3 +288,42 @@ def test_the_token_table_follows_the_pattern_order() -> None:
     assert kinds == sorted(kinds, key=order.index)
     text = PAD + "sk-ant-api03-" + "aB3d" * 6 + "\n"
     assert "[REDACTED:anthropic]" in both(text)
+
+
+def test_hits_of_several_scans_land_on_their_own_lines() -> None:
+    """Each shared scan (one per anchor letter) reports its hits in its own order: the line of
+    a hit must come from its position, whatever the scan (``secret`` is found by the ``c``
+    scan, after the ``k`` scan found ``token`` further down; ``hf_`` by the ``_`` scan, after
+    the ``J`` scan found a JWT further down)."""
+    text = (
+        PAD
+        + "DB_SECRET=Sup3rSecret!\nplain\nAPI_TOKEN=9f8e7d6c5b4a3f2e1d0cAB\n"
+        + "hf_"
+        + "aB3d" * 8
+        + "\nplain\n"
+        + JWT
+        + "\n"
+    )
+    assert both(text) == PAD + (
+        "DB_SECRET=[REDACTED:secret]\nplain\nAPI_TOKEN=[REDACTED:secret]\n"
+        "[REDACTED:huggingface]\nplain\n[REDACTED:jwt]\n"
+    )
+
+
+def test_the_any_trigger_regex_finds_exactly_the_triggers() -> None:
+    """Short texts of a busy process first ask one regex whether they hold any trigger: it
+    must find each trigger wherever it stands, and nothing in text without one."""
+    import re
+
+    triggers = sorted({t for ts in secret_patterns.TRIGGERS.values() for t in ts})
+    rx = re.compile(secret_patterns.any_trigger(triggers))
+    for trigger in triggers:
+        for text in (trigger, f"x{trigger}y", f"{trigger[:-1]} {trigger}", f"密{trigger}"):
+            assert rx.search(text), (trigger, text)
+    for text in ("plain words here", "max_tokns = 1", "s k - a n t", "pas sword", "ke y"):
+        assert rx.search(text) is None
+        assert not any(t in text for t in triggers)
+    for _ in range(secret_patterns.ANY_AFTER + 1):  # the regex now serves short texts
+        assert redact("nothing to see") == "nothing to see"
+    assert redact("API_KEY=9f8e7d6c5b4a3f2e1d0cAB") == "API_KEY=[REDACTED:secret]"
+    assert secret_kinds(f"token {JWT}") == ["jwt"]

@@ -263,7 +263,7 @@ def _assignment_starts(text: str, anchors: list[int]) -> list[int] | None:
                 spaces -= 1
                 if start - spaces > 200:
                     return None
-            out.update((start, start - 5, spaces - 3, spaces - 6))
+            out.update((start,))
             continue
         # a run longer than a name: no match holds this keyword
     return sorted(s - line_start for s in out if s >= line_start)
