@@ -23,6 +23,12 @@ pytestmark = pytest.mark.slow
         ("cmrc.py", ["--data", "/nonexistent/cmrc2018"], "skipped: "),
         ("team.py", ["--files", "50", "--runs", "3"], "freshness check"),
         ("history.py", ["--mb", "1", "--runs", "1"], "history import"),
+        (
+            "redact.py",
+            ["--root", str(BENCH.parent / "tests" / "fixtures"), "--runs", "1", "--passes", "1"]
+            + ["--baseline-src", str(BENCH.parent / "src")],
+            "outputs identical: yes",
+        ),
     ],
 )
 def test_bench_script_runs(script: str, args: list[str], expect: str) -> None:
