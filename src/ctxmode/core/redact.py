@@ -9,7 +9,6 @@ without a scan of the whole text per trigger and pattern.
 
 from __future__ import annotations
 
-from ctxmode.core import secret_scan
 from ctxmode.core._lean import LazyRegex
 from ctxmode.core.secret_patterns import plain_redact, plain_secret_kinds
 
@@ -27,6 +26,8 @@ def redact(text: str) -> str:
     if not text:
         return text
     if len(text) > SCAN_CHARS:
+        from ctxmode.core import secret_scan  # not imported by a hook that redacts no long text
+
         return secret_scan.redact(text)
     return plain_redact(text)
 
@@ -38,6 +39,8 @@ def secret_kinds(text: str) -> list[str]:
     if not text:
         return []
     if len(text) > SCAN_CHARS:
+        from ctxmode.core import secret_scan
+
         return secret_scan.secret_kinds(text)
     return plain_secret_kinds(text)
 
