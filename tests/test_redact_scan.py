@@ -78,7 +78,7 @@ def test_every_token_prefix_is_found_wherever_it_stands() -> None:
         "sendgrid_key": "SG." + "aB3d" * 5 + "." + "aB3d" * 6,
         "service_token": "dp.st." + "aB3d" * 8,
     }
-    assert set(values) == {kind for kind, _ in secret_scan._TOKEN_LITERALS} | {"slack_webhook"}
+    assert set(values) == {kind for kind, _ in secret_patterns.TOKEN_LITERALS} | {"slack_webhook"}
     for kind, value in values.items():
         for text in (f"{value} x\n{PAD}", f"{PAD}密钥{value}\n{PAD}", f"{PAD}at end {value}"):
             assert value not in both(text), kind
@@ -284,7 +284,7 @@ def test_the_token_table_follows_the_pattern_order() -> None:
     """Token patterns run per line in pattern order; the scan's table lists them in that order
     (a swapped pair would redact ``sk-ant-…`` as ``openai``)."""
     order = [kind for kind, _, _ in secret_patterns.PATTERNS]
-    kinds = [kind for kind, _ in secret_scan._TOKEN_LITERALS]
+    kinds = [kind for kind, _ in secret_patterns.TOKEN_LITERALS]
     assert kinds == sorted(kinds, key=order.index)
     text = PAD + "sk-ant-api03-" + "aB3d" * 6 + "\n"
     assert "[REDACTED:anthropic]" in both(text)

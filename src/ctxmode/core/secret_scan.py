@@ -60,47 +60,6 @@ _KEYWORD_ANCHORS: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = (
     ("g", (("(?<=sig)", _KW),)),
 )
 
-#: The literals every match of a token pattern starts with (case as in the text), by kind.
-_TOKEN_LITERALS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("jwt", ("eyJ",)),
-    ("aws_access_key", ("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "APKA")),
-    ("cloud_access_key", ("LTAI", "AKID")),
-    ("github_token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
-    ("gitlab_token", ("glpat-", "gldt-", "glptt-", "glrt-")),
-    ("slack_token", ("xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "xoxe-", "xapp-")),
-    ("anthropic_key", ("sk-ant-",)),
-    ("openai_key", ("sk-",)),
-    (
-        "stripe_key",
-        ("sk_live_", "sk_test_", "rk_live_", "rk_test_", "pk_live_", "pk_test_", "whsec_"),
-    ),
-    ("google_api_key", ("AIza",)),
-    ("google_oauth", ("ya29.",)),
-    ("npm_token", ("npm_",)),
-    ("pypi_token", ("pypi-AgE",)),
-    ("huggingface_token", ("hf_",)),
-    ("sendgrid_key", ("SG.",)),
-    (
-        "service_token",
-        (
-            "dop_v1_",
-            "shpat_",
-            "shpss_",
-            "shpca_",
-            "shppa_",
-            "gsk_",
-            "r8_",
-            "pplx-",
-            "tvly-",
-            "lin_api_",
-            "dp.st.",
-            "dp.pt.",
-            "dp.ct.",
-            "dp.sa.",
-            "ATATT3",
-        ),
-    ),  # fmt: skip
-)
 #: Anchor characters of the token literals, rare in ordinary text: each literal is found by the
 #: first of these it holds.
 _TOKEN_ANCHOR_CHARS = "JA_-."
@@ -127,15 +86,8 @@ _CJK_CHARS = "密口秘私令凭授"
 #: ``s`` to the pattern's case-insensitive match and stays ``ſ`` when lowered).
 _PASSWORD_IS = LazyRegex(r"pa[sſ][sſ](?:word|phra[sſ]e)\s+(?:is|was)")
 
-#: Characters every match of a line pattern holds (one of each group): a line without them is
-#: skipped before the pattern runs on it.
-_NEEDS: dict[str, tuple[str, ...]] = {
-    "assignment": (":=\uff1a\uff1d",),
-    "json_secret": ('"', ":"),
-}
-
 _BY_KIND: dict[str, tuple[LazyRegex, Replacement]] = {k: (p, r) for k, p, r in sp.PATTERNS}
-_TOKEN_KINDS = tuple(kind for kind, _ in _TOKEN_LITERALS)
+_TOKEN_KINDS = tuple(kind for kind, _ in sp.TOKEN_LITERALS)
 
 #: Built on first use: (regex, tags by group) per keyword anchor; (regex, [(kind, literal,
 #: offset of the anchor)]) per token anchor.
@@ -151,7 +103,7 @@ def _build() -> None:
         tags = (0, *(tag for _, tag in alternatives))
         _KEYWORD_RX.append((LazyRegex(f"{anchor}(?:{body})"), tags))
     by_anchor: dict[str, list[tuple[str, str, int]]] = {c: [] for c in _TOKEN_ANCHOR_CHARS}
-    for kind, literals in _TOKEN_LITERALS:
+    for kind, literals in sp.TOKEN_LITERALS:
         for literal in literals:
             anchor = next(c for c in _TOKEN_ANCHOR_CHARS if c in literal)
             by_anchor[anchor].append((kind, literal, literal.index(anchor)))
@@ -343,11 +295,11 @@ class _Text:
         any change: a long line unchanged since is searched around them only."""
         pattern, replacement = _BY_KIND[kind]
         lines = self.lines
-        needs = _NEEDS.get(kind, ())
+        needs = sp.NEEDS.get(kind, ())
         for i in sorted(indices):
             old = lines[i]
-            if needs and not all(any(c in old for c in chars) for chars in needs):
-                continue  # a character every match holds is missing
+            if needs and not sp.holds(old, needs):
+                continue  # something every match holds is missing
             if pattern is sp.ASSIGNMENT:
                 starts = None
                 if anchors and len(old) > _LONG_LINE and i not in self.touched and i in anchors:
