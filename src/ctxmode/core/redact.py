@@ -21,6 +21,23 @@ if TYPE_CHECKING:
 SCAN_CHARS = 200
 
 
+#: Short texts of a process from this one on are first tested by ``secret_scan.unchanged``
+#: (most are unchanged, e.g. indexing's chunk titles: 2x the rules' substring tests); before it,
+#: its ~1 ms of regex compiling would cost a hook more than its few texts save.
+QUICK_AFTER = 200
+_short_texts = [0]
+
+
+def _unchanged(text: str) -> bool:
+    """True when ``text`` is known to come out of redaction as it is."""
+    if _short_texts[0] < QUICK_AFTER:
+        _short_texts[0] += 1
+        return False
+    from ctxmode.core import secret_scan
+
+    return secret_scan.unchanged(text)
+
+
 def redact(text: str) -> str:
     """Return ``text`` with secrets replaced and ``<private>`` sections removed."""
     if not text:
@@ -29,7 +46,7 @@ def redact(text: str) -> str:
         from ctxmode.core import secret_scan  # not imported by a hook that redacts no long text
 
         return secret_scan.redact(text)
-    return plain_redact(text)
+    return text if _unchanged(text) else plain_redact(text)
 
 
 def secret_kinds(text: str) -> list[str]:
@@ -42,7 +59,7 @@ def secret_kinds(text: str) -> list[str]:
         from ctxmode.core import secret_scan
 
         return secret_scan.secret_kinds(text)
-    return plain_secret_kinds(text)
+    return [] if _unchanged(text) else plain_secret_kinds(text)
 
 
 def is_env_file(name: str) -> bool:

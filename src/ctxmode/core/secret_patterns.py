@@ -481,7 +481,13 @@ NEEDS: dict[str, tuple[tuple[str, ...], ...]] = {
 
 def holds(text: str, needs: tuple[tuple[str, ...], ...]) -> bool:
     """Does ``text`` hold one substring of each group of ``needs``?"""
-    return all(any(part in text for part in group) for group in needs)
+    for group in needs:  # loops, not generators: this runs once per candidate line
+        for part in group:
+            if part in text:
+                break
+        else:
+            return False
+    return True
 
 
 #: Patterns applied line by line, to lines holding a trigger: a leading name part would
@@ -534,12 +540,6 @@ def per_line(
 #: (trigger, the patterns it starts), each trigger once; built on first use (import cost is
 #: paid by every hook).
 _TRIGGER_KINDS: list[tuple[str, frozenset[str]]] = []
-#: One regex finding any trigger: a text it finds nothing in starts no pattern (half the cost
-#: of the substring tests on a chunk title). Compiling it costs ~1 ms, more than a hook's few
-#: texts save, so it serves from a process's ``ANY_AFTER``-th text on.
-_ANY: list[LazyRegex] = []
-ANY_AFTER = 200
-_calls = [0]
 
 
 def _patterns_for(lower: str) -> list[tuple[str, LazyRegex, Replacement]]:
@@ -551,31 +551,11 @@ def _patterns_for(lower: str) -> list[tuple[str, LazyRegex, Replacement]]:
             for trigger in triggers:
                 by_trigger.setdefault(trigger, set()).add(kind)
         _TRIGGER_KINDS.extend((t, frozenset(k)) for t, k in by_trigger.items())
-    if _ANY:
-        if _ANY[0].search(lower) is None:
-            return []
-    elif _calls[0] < ANY_AFTER:
-        _calls[0] += 1
-    else:
-        _ANY.append(LazyRegex(any_trigger([t for t, _ in _TRIGGER_KINDS])))
     kinds: set[str] = set()
     for trigger, starts in _TRIGGER_KINDS:
         if trigger in lower:
             kinds |= starts
     return [p for p in PATTERNS if p[0] in kinds] if kinds else []
-
-
-def any_trigger(triggers: list[str]) -> str:
-    """A regex matching each of ``triggers`` (and nothing else): by first character, then the
-    rest, longest first."""
-    by_first: dict[str, list[str]] = {}
-    for trigger in triggers:
-        by_first.setdefault(trigger[0], []).append(trigger[1:])
-    alternatives = []
-    for first, rests in by_first.items():
-        tails = "|".join(re.escape(r) for r in sorted(rests, key=len, reverse=True))
-        alternatives.append(re.escape(first) + (f"(?:{tails})" if any(rests) else ""))
-    return "|".join(alternatives)
 
 
 def plain_redact(text: str) -> str:

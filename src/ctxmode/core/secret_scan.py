@@ -95,6 +95,10 @@ _KEYWORD_RX: list[tuple[LazyRegex, tuple[int, ...]]] = []
 _TOKEN_RX: list[tuple[LazyRegex, tuple[tuple[str, str, int], ...]]] = []
 
 
+#: The token anchors in one regex (``unchanged``).
+_TOKENS_ANY: list[LazyRegex] = []
+
+
 def _build() -> None:
     import re
 
@@ -124,6 +128,7 @@ def _build() -> None:
         guard = f"(?<=[{re.escape(before)}]{re.escape(anchor)})" if not ahead else ""
         rx = LazyRegex(f"{re.escape(anchor)}{guard}(?:{'|'.join(alts)})")
         _TOKEN_RX.append((rx, tuple(table)))
+    _TOKENS_ANY.append(LazyRegex("|".join(rx.pattern for rx, _ in _TOKEN_RX)))
 
 
 def _line_numbers(text: str, positions: list[int]) -> list[int]:
@@ -361,6 +366,37 @@ class _Text:
         return out
 
 
+def unchanged(text: str) -> bool:
+    """True when no pattern can change ``text``: ``redact`` returns it as it is and
+    ``secret_kinds`` finds nothing. The candidates of ``_scan`` (each a substring every match of
+    a pattern holds), tested cheapest first, for the many short texts of a busy process (chunk
+    titles: most hold none). False says nothing."""
+    if not _KEYWORD_RX:
+        _build()
+    low = text.lower()
+    if "<private" in low or "bearer" in low or "aws" in low or "secret" in low:
+        return False  # private; bearer; aws_secret_key (its triggers)
+    if (":" in text or "=" in text or "\uff1a" in text or "\uff1d" in text) and any(
+        keyword in low for keyword in sp.KEYWORDS
+    ):
+        return False  # assignment, json_secret, authorization, url_token_param (its triggers
+        # are keywords, its ``=`` a separator): a keyword and a separator
+    if "://" in text and ("@" in text or "hooks.slack.com" in text):
+        return False  # url_credentials, url_token, slack_webhook
+    if "-" in text and (
+        "-----BEGIN" in text
+        or ("-u" in text and _CLI_HEAD.search(text))
+        or ("-p" in text and _MYSQL_HEAD.search(text))
+        or _FLAG_HEAD.search(text)
+    ):
+        return False
+    if not text.isascii() and any(c in text for c in _CJK_CHARS):
+        return False
+    if "pa" in low and _PASSWORD_IS.search(low):
+        return False
+    return not _TOKENS_ANY[0].search(text)
+
+
 def redact(text: str) -> str:
     """``core.redact.redact`` for a long text."""
     return _run(text, None)
@@ -457,7 +493,9 @@ def _scan(text: str, collect: list[str] | None) -> str:
             state.on_lines("url_token_param", set(_line_numbers(base, heads)))
     if "-u" in base and _CLI_HEAD.search(base) and gate("cli_credentials"):
         state.whole("cli_credentials", _starts(_finds(state.text(), "-u"), (0, 1, 7)))
-    if _FLAG_HEAD.search(base) and gate("secret_flag"):  # -token, --password...
+    # An ASCII text holds a flag's word only as a lowered keyword (``ſ`` is not ASCII).
+    flags = keyword or not ascii_only
+    if flags and _FLAG_HEAD.search(base) and gate("secret_flag"):  # -token, --password...
         heads = [m.start() for m in _FLAG_HEAD.finditer(state.text())]
         state.whole("secret_flag", _starts(heads, (0, 1)))
     if _MYSQL_HEAD.search(base) and gate("mysql_password"):
