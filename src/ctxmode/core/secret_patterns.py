@@ -12,9 +12,10 @@ Invariants:
 
 The meaning of a text's redaction is fixed here: the patterns whose triggers the lowered text
 holds run in this order, each over the result of the previous one, those of ``PER_LINE`` only on
-the lines holding one of their triggers. ``core.redact`` applies it as written to short texts and
-``core.secret_scan`` computes the same result on long ones without scanning for every trigger.
-Standard library only, nothing compiled at import (hook path).
+the lines holding one of their triggers. ``plain_redact`` applies it as written (skipping a
+pattern whose ``NEEDS`` the text lacks: it could not match), for short texts; ``core.secret_scan``
+computes the same result on long ones without scanning for every trigger. Standard library
+only, nothing compiled at import (hook path).
 """
 
 from __future__ import annotations

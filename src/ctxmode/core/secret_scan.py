@@ -23,6 +23,9 @@ the text's end), over the whole text otherwise. The facts this rests on, checked
   character that most text holds rarely;
 - a line that an earlier pattern changed is judged again as it is now (``[REDACTED:secret]``
   holds the keyword ``secret``).
+
+``unchanged`` tests the same candidates on a short text, for the many short texts of a busy
+process (chunk titles), most of which no pattern can change.
 """
 
 from __future__ import annotations
