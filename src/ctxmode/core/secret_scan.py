@@ -103,12 +103,17 @@ _TOKENS_ANY: list[LazyRegex] = []
 
 
 def _build() -> None:
+    """Fill the tables above (each assigned whole at the end: two threads building at once
+    leave them complete, never doubled)."""
     import re
+
+    keyword_rx: list[tuple[LazyRegex, tuple[int, ...]]] = []
+    token_rx: list[tuple[LazyRegex, tuple[tuple[str, str, int], ...]]] = []
 
     for anchor, alternatives in _KEYWORD_ANCHORS:
         body = "|".join(f"{alt}()" for alt, _ in alternatives)
         tags = (0, *(tag for _, tag in alternatives))
-        _KEYWORD_RX.append((LazyRegex(f"{anchor}(?:{body})"), tags))
+        keyword_rx.append((LazyRegex(f"{anchor}(?:{body})"), tags))
     by_anchor: dict[str, list[tuple[str, str, int]]] = {c: [] for c in _TOKEN_ANCHOR_CHARS}
     for kind, literals in sp.TOKEN_LITERALS:
         for literal in literals:
@@ -130,8 +135,10 @@ def _build() -> None:
         before = "".join(sorted({literal[at - 1] for _, literal, at in table if at}))
         guard = f"(?<=[{re.escape(before)}]{re.escape(anchor)})" if not ahead else ""
         rx = LazyRegex(f"{re.escape(anchor)}{guard}(?:{'|'.join(alts)})")
-        _TOKEN_RX.append((rx, tuple(table)))
-    _TOKENS_ANY.append(LazyRegex("|".join(rx.pattern for rx, _ in _TOKEN_RX)))
+        token_rx.append((rx, tuple(table)))
+    _TOKENS_ANY[:] = [LazyRegex("|".join(rx.pattern for rx, _ in token_rx))]
+    _TOKEN_RX[:] = token_rx
+    _KEYWORD_RX[:] = keyword_rx  # last: the tables are built once this is set
 
 
 def _line_numbers(text: str, positions: list[int]) -> list[int]:
