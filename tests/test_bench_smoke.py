@@ -28,6 +28,12 @@ pytestmark = pytest.mark.slow
             ["--root", str(BENCH.parent / "docs"), "--baseline-src", str(BENCH.parent / "src")],
             "speed-up:",
         ),
+        (
+            "redact.py",
+            ["--root", str(BENCH.parent / "tests" / "fixtures"), "--runs", "1", "--passes", "1"]
+            + ["--baseline-src", str(BENCH.parent / "src")],
+            "outputs identical: yes",
+        ),
     ],
 )
 def test_bench_script_runs(script: str, args: list[str], expect: str) -> None:

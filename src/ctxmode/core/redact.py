@@ -9,7 +9,6 @@ without a scan of the whole text per trigger and pattern.
 
 from __future__ import annotations
 
-from ctxmode.core import secret_scan
 from ctxmode.core._lean import LazyRegex
 from ctxmode.core.secret_patterns import plain_redact, plain_secret_kinds
 
@@ -19,7 +18,24 @@ if TYPE_CHECKING:
 
 #: Texts longer than this (characters) go to ``secret_scan``: below it, the ~95 substring tests
 #: and whole-text passes cost less than the scan's fixed work (``bench/redact.py``).
-SCAN_CHARS = 4096
+SCAN_CHARS = 200
+
+
+#: Short texts of a process from this one on are first tested by ``secret_scan.unchanged``
+#: (most are unchanged, e.g. indexing's chunk titles: 2x the rules' substring tests); before it,
+#: its ~1 ms of regex compiling would cost a hook more than its few texts save.
+QUICK_AFTER = 200
+_short_texts = [0]
+
+
+def _unchanged(text: str) -> bool:
+    """True when ``text`` is known to come out of redaction as it is."""
+    if _short_texts[0] < QUICK_AFTER:
+        _short_texts[0] += 1
+        return False
+    from ctxmode.core import secret_scan
+
+    return secret_scan.unchanged(text)
 
 
 def redact(text: str) -> str:
@@ -27,8 +43,10 @@ def redact(text: str) -> str:
     if not text:
         return text
     if len(text) > SCAN_CHARS:
+        from ctxmode.core import secret_scan  # not imported by a hook that redacts no long text
+
         return secret_scan.redact(text)
-    return plain_redact(text)
+    return text if _unchanged(text) else plain_redact(text)
 
 
 def secret_kinds(text: str) -> list[str]:
@@ -38,8 +56,10 @@ def secret_kinds(text: str) -> list[str]:
     if not text:
         return []
     if len(text) > SCAN_CHARS:
+        from ctxmode.core import secret_scan
+
         return secret_scan.secret_kinds(text)
-    return plain_secret_kinds(text)
+    return [] if _unchanged(text) else plain_secret_kinds(text)
 
 
 def is_env_file(name: str) -> bool:

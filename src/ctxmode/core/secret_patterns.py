@@ -12,16 +12,17 @@ Invariants:
 
 The meaning of a text's redaction is fixed here: the patterns whose triggers the lowered text
 holds run in this order, each over the result of the previous one, those of ``PER_LINE`` only on
-the lines holding one of their triggers. ``core.redact`` applies it as written to short texts and
-``core.secret_scan`` computes the same result on long ones without scanning for every trigger.
-Standard library only, nothing compiled at import (hook path).
+the lines holding one of their triggers. ``plain_redact`` applies it as written (skipping a
+pattern whose ``NEEDS`` the text lacks: it could not match), for short texts; ``core.secret_scan``
+computes the same result on long ones without scanning for every trigger. Standard library
+only, nothing compiled at import (hook path).
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from ctxmode.core import secret_shapes as shapes
 from ctxmode.core._lean import LazyRegex
@@ -56,14 +57,22 @@ _VALUE_CHARS = 512
 _BARE_RUN = LazyRegex(_BARE)
 
 
-def sub_assignments(pattern: LazyRegex, text: str) -> str:
+def sub_assignments(pattern: LazyRegex, text: str, starts: Iterable[int] | None = None) -> str:
     """``pattern.sub(_assignment, text)``, except that a match whose value is not a secret is
     searched again from its value on (``task:API_KEY=…``, ``TOKEN_TTL: API_KEY=…``), in one
-    left-to-right pass."""
+    left-to-right pass. ``starts`` (ascending), when given, holds every position where a match
+    may start: the pass tries those only (``core.secret_scan``, long lines)."""
     out: list[str] = []
     pos = last = 0
+    candidates = None if starts is None else iter(starts)
     while True:
-        m = pattern.search(text, pos)
+        if candidates is None:
+            m = pattern.search(text, pos)
+        else:
+            m = None
+            for start in candidates:
+                if start >= pos and (m := pattern.match(text, start)) is not None:
+                    break
         if m is None:
             break
         new = _assignment(m)
@@ -413,6 +422,75 @@ TRIGGERS: dict[str, tuple[str, ...]] = {
         "passphrase",
     ),  # fmt: skip
 }
+#: The literals every match of a token pattern starts with (case as in the text), by kind.
+TOKEN_LITERALS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("jwt", ("eyJ",)),
+    ("aws_access_key", ("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "APKA")),
+    ("cloud_access_key", ("LTAI", "AKID")),
+    ("github_token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
+    ("gitlab_token", ("glpat-", "gldt-", "glptt-", "glrt-")),
+    ("slack_token", ("xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "xoxe-", "xapp-")),
+    ("anthropic_key", ("sk-ant-",)),
+    ("openai_key", ("sk-",)),
+    (
+        "stripe_key",
+        ("sk_live_", "sk_test_", "rk_live_", "rk_test_", "pk_live_", "pk_test_", "whsec_"),
+    ),
+    ("google_api_key", ("AIza",)),
+    ("google_oauth", ("ya29.",)),
+    ("npm_token", ("npm_",)),
+    ("pypi_token", ("pypi-AgE",)),
+    ("huggingface_token", ("hf_",)),
+    ("sendgrid_key", ("SG.",)),
+    (
+        "service_token",
+        (
+            "dop_v1_",
+            "shpat_",
+            "shpss_",
+            "shpca_",
+            "shppa_",
+            "gsk_",
+            "r8_",
+            "pplx-",
+            "tvly-",
+            "lin_api_",
+            "dp.st.",
+            "dp.pt.",
+            "dp.ct.",
+            "dp.sa.",
+            "ATATT3",
+        ),
+    ),  # fmt: skip
+)
+#: What every match of a pattern holds (one substring of each group, case as written): a text
+#: or line without it is left alone before the pattern runs. ``TOKEN_LITERALS`` adds the token
+#: patterns' prefixes.
+NEEDS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "slack_webhook": (("https://hooks.slack.com/",),),
+    "authorization": ((":", "=", "\uff1a"),),
+    "url_credentials": (("://",), ("@",)),
+    "url_token": (("://",), ("@",)),
+    "url_token_param": (("?", "&"), ("=",)),
+    "cli_credentials": (("-u",),),
+    "secret_flag": (("-",),),
+    "mysql_password": (("-p",),),
+    "assignment": ((":", "=", "\uff1a", "\uff1d"),),
+    "json_secret": (('"',), (":",)),
+}
+
+
+def holds(text: str, needs: tuple[tuple[str, ...], ...]) -> bool:
+    """Does ``text`` hold one substring of each group of ``needs``?"""
+    for group in needs:  # loops, not generators: this runs once per candidate line
+        for part in group:
+            if part in text:
+                break
+        else:
+            return False
+    return True
+
+
 #: Patterns applied line by line, to lines holding a trigger: a leading name part would
 #: otherwise be retried at every position of a large text (seconds on megabytes of logs), and
 #: ``mysql_password`` and ``aws_secret_key`` only apply on the line that names their tool.
@@ -488,6 +566,8 @@ def plain_redact(text: str) -> str:
     lower = text.lower()
     out = PRIVATE.sub("[private]", text) if "<private" in lower else text
     for kind, pattern, replacement in _patterns_for(lower):
+        if kind in _ALL_NEEDS and not holds(out, _ALL_NEEDS[kind]):
+            continue  # cannot match: the same result, without the pass
         if kind in PER_LINE:
             out = per_line(out, pattern, replacement, TRIGGERS[kind])
         else:
@@ -502,6 +582,8 @@ def plain_secret_kinds(text: str) -> list[str]:
     lower = text.lower()
     kinds = ["private"] if "<private" in lower and PRIVATE.search(text) else []
     for kind, pattern, replacement in _patterns_for(lower):
+        if kind in _ALL_NEEDS and not holds(text, _ALL_NEEDS[kind]):
+            continue
         if kind in PER_LINE:
             changed = per_line(text, pattern, replacement, TRIGGERS[kind]) != text
         else:
@@ -509,3 +591,9 @@ def plain_secret_kinds(text: str) -> list[str]:
         if changed:
             kinds.append(kind)
     return kinds
+
+
+_ALL_NEEDS: dict[str, tuple[tuple[str, ...], ...]] = {
+    **NEEDS,
+    **{kind: (literals,) for kind, literals in TOKEN_LITERALS},
+}
