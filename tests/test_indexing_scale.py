@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -363,3 +364,35 @@ def test_a_waiting_writer_is_let_in_between_two_transactions(tmp_path: Path) -> 
     holder.let_waiters_in(most_s=20)
     assert not marker.exists()
     holder.close()
+
+
+def test_the_mcp_index_tool_prepares_files_in_workers_from_a_server(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``ctxmode serve`` (a process with threads) starts its workers from a fork server; the
+    index it writes is the CLI's."""
+    from test_mcp_front import INITIALIZED, _ask, _initialize, serve_session
+
+    _write_docs(project, 40, paragraphs=3)
+    monkeypatch.setenv("CTXMODE_INDEX_WORKERS", "2")
+    replies = serve_session(
+        project,
+        [
+            _initialize(1, "2025-06-18"),
+            INITIALIZED,
+            _ask(2, "tools/call", {"name": "index", "arguments": {"path": "docs"}}),
+            _ask(3, "tools/call", {"name": "search", "arguments": {"queries": ["word500"]}}),
+        ],
+    )
+    assert not replies[2]["result"].get("isError"), replies[2]
+    assert "word500" in json.dumps(replies[3]["result"])
+    db = project / ".context" / "context.db"
+    served = _chunks(db)
+    assert len(_files(db)) == 40 and served
+    clean = project.parent / "clean"
+    (clean / ".git").mkdir(parents=True)
+    _write_docs(clean, 40, paragraphs=3)
+    with Store.open(clean / ".context" / "context.db") as store:
+        monkeypatch.setenv("CTXMODE_INDEX_WORKERS", "0")
+        index_path(store, "docs")
+    assert _chunks(clean / ".context" / "context.db") == served
