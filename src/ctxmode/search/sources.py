@@ -137,9 +137,24 @@ def save_walk(store: Database, source_id: int, stamps: dict[str, int] | None) ->
 
 
 def remove_source(store: Database, label: str) -> bool:
-    """Delete a source and its chunks; False when there was none."""
+    """Delete a source and its chunks, a few files per transaction (a folder's thousands of
+    chunks in one would hold the write lock for seconds); False when there was none."""
+    from ctxmode.search.writer import drop_files
+
+    row = store.conn.execute("SELECT id FROM sources WHERE label = ?", (label,)).fetchone()
+    if row is None:
+        return False
+    paths = [
+        r[0]
+        for r in store.conn.execute(
+            "SELECT DISTINCT path FROM chunks WHERE source_id = ? "
+            "UNION SELECT path FROM source_files WHERE source_id = ?",
+            (row[0], row[0]),
+        )
+    ]
+    drop_files(store, int(row[0]), paths)
     with store.transaction() as conn:
-        cur = conn.execute("DELETE FROM sources WHERE label = ?", (label,))
+        cur = conn.execute("DELETE FROM sources WHERE id = ?", (row[0],))
         return cur.rowcount > 0
 
 

@@ -166,7 +166,7 @@ _FIRST_BATCH_CHARS = 40_000
 _MIN_BATCH_CHARS = 2_000
 _MAX_BATCH_CHARS = 2_000_000
 #: Rows deleted per transaction when a source's files are dropped.
-_DELETE_BATCH = 200
+_DELETE_BATCH = 50
 
 
 class Batcher:
