@@ -549,10 +549,12 @@ def _nearest_written_word(
         f"ORDER BY bm25(search_trigram) LIMIT {TYPO_ITEMS}",
         (expression,),
     ).fetchall()
-    # Documents' words are in the name vocabulary (every word of LONG_WORD+ letters is a name).
+    # Documents' words are in the name vocabulary (every word of LONG_WORD+ letters is a name);
+    # ties go by name: the names' row ids follow the order an index happened to write them in.
     rows += conn.execute(
         "SELECT n.name FROM search_names_fts f JOIN search_names n ON n.id = f.rowid "
-        f"WHERE search_names_fts MATCH ? ORDER BY bm25(search_names_fts) LIMIT {TYPO_ITEMS}",
+        "WHERE search_names_fts MATCH ? ORDER BY bm25(search_names_fts), n.name "
+        f"LIMIT {TYPO_ITEMS}",
         (expression,),
     ).fetchall()
     counts = _word_counts(rows, lambda tok: abs(len(tok) - len(word)) <= limit and tok != word)

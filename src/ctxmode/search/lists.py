@@ -241,7 +241,7 @@ def substring_list(
     term_params = [t for t in terms for _ in (0, 1)]
     sql = (
         f"SELECT s.id, {score} AS sc FROM search_items s WHERE ({any_match}){where} "
-        f"ORDER BY sc DESC, s.created_at DESC LIMIT {ARM_DEPTH}"
+        f"ORDER BY sc DESC, s.created_at DESC, s.id DESC LIMIT {ARM_DEPTH}"
     )
     return [int(r[0]) for r in conn.execute(sql, [*term_params, *term_params, *params])]
 
