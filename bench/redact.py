@@ -34,19 +34,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from _repos import ARCHIVE, SKIP_DIRS
+
 REPO = Path(__file__).resolve().parent.parent
 SRC = REPO / "src"
-#: The repository archive: ``../shared`` of the main checkout, or of a worktree's parent.
-ARCHIVE = next(
-    (
-        p
-        for base in (REPO.parent, REPO.parent.parent)
-        if (p := base / "shared" / "bench-data" / "repos" / "fastapi-c3f316b.tar.xz").exists()
-    ),
-    REPO.parent / "shared" / "bench-data" / "repos" / "fastapi-c3f316b.tar.xz",
-)
-#: Folders no index would read.
-SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".context", ".venv", "node_modules", "__pycache__"})
 
 
 def build_corpus(root: Path, out: Path) -> tuple[int, int, int]:

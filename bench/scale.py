@@ -38,16 +38,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from _repos import ARCHIVE
+
 REPO = Path(__file__).resolve().parent.parent
-#: The repository archive: ``../shared`` of the main checkout, or of a worktree's parent.
-ARCHIVE = next(
-    (
-        p
-        for base in (REPO.parent, REPO.parent.parent)
-        if (p := base / "shared" / "bench-data" / "repos" / "fastapi-c3f316b.tar.xz").exists()
-    ),
-    REPO.parent / "shared" / "bench-data" / "repos" / "fastapi-c3f316b.tar.xz",
-)
 PYTHON = sys.executable
 CTXMODE = str(Path(PYTHON).parent / "ctxmode")
 FIXTURES = REPO / "tests" / "fixtures" / "hooks" / "claude-code"
