@@ -6,7 +6,8 @@ overlapping 2-character pieces (as Lucene's ``CJKAnalyzer`` and Elasticsearch's 
 "孤儿进程" -> "孤儿 儿进 进程"); a lone CJK character is dropped (particles such as 的 do not
 drive ranking); other words and numbers are kept, lowercased. The result, space-separated, is
 what the ``search_cjk`` FTS5 table (``schema.m008_search_cjk``) indexes, filled by triggers
-through the SQL function ``ctxmode_bigrams`` that every connection registers
+for contexts and events and by the indexer for chunks (``search.prepare.rows_of``), through
+the SQL function ``ctxmode_bigrams`` that every connection registers
 (``db.connect``); search cuts queries with the same function. ``search_cjk`` is contentless:
 a row is deleted by giving its bigrams again, so the output for a given text must never change
 under an existing table (a new analyser needs a migration that rebuilds the table).

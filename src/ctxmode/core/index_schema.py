@@ -108,8 +108,9 @@ def m013_lean_chunks(conn: sqlite3.Connection) -> None:
     )
 
 
-#: The statements that give the vocabulary's new names (``fresh``) their trigram rows; the
-#: indexer runs them once per transaction, the chunk trigger once per chunk.
+#: The statements that give the vocabulary's new names (``fresh``) their trigram rows, as the
+#: chunk trigger runs them for each chunk written with its text (the indexer leaves a run's
+#: names fresh and indexes them in bulk at its end: ``search.writer.index_fresh_names``).
 NAMES_TO_FTS = (
     "INSERT INTO search_names_fts(rowid, name) SELECT id, name FROM search_names WHERE fresh = 1",
     "UPDATE search_names SET fresh = 0 WHERE fresh = 1",

@@ -1,19 +1,20 @@
-"""The names analyser of the substring index: a chunk's text -> its distinct names.
+"""The names analyser of substring search: a chunk's text -> its distinct names.
 
-``search_trigram`` finds substrings ("current_us" inside ``get_current_user``, "tokenizer"
-inside "pretokenizers") and near spellings. Over the whole text of every indexed document it
-was the largest and slowest part of the store (on a 3,139-file repository: 86 of 208 MB and
-about a third of the indexing time), while the substrings people look for sit in names. So a
-document chunk's title and body are indexed there as their *names*: the distinct words that
-hold an underscore, a digit next to a letter, an inner capital (``getCurrentUser``) or 8+
-characters, and the Latin or digit runs (3+) inside runs of CJK (``1998`` of ``1998年``), each
-kept once, in order of first appearance; words over ``MAX_NAME`` characters (hashes, base64)
-are left out. Contexts and events keep their whole text (``index_schema.m013_lean_chunks``).
+Substring search finds "current_us" inside ``get_current_user`` and "tokenizer" inside
+"pretokenizers", and typo correction finds near spellings. Over the whole text of every
+indexed document a trigram index was the largest and slowest part of the store, while the
+substrings people look for sit in names. A name is a distinct word that holds an underscore,
+a digit next to a letter or an inner capital (``getCurrentUser``), or has 8+ characters, or a
+Latin or digit run (3+) inside a run of CJK (``1998`` of ``1998年``); words over ``MAX_NAME``
+characters (hashes, base64) are left out. Each distinct name of any chunk is stored once per
+store, in the vocabulary ``search_names`` with its own trigram index
+(``index_schema.m015_name_vocabulary``); contexts and events keep whole-text substring search.
 
-The trigger calls it as the SQL function ``ctxmode_names`` (registered by ``db.connect``);
-``search_trigram`` is contentless, so a row is deleted by giving its names again: the output
-for a given text must never change under an existing table (a new rule needs a migration that
-rebuilds the table). Standard library only, nothing compiled at import (hook path).
+``new_names`` gives an indexing run the names of the words it has not judged yet; ``vocab``
+(the SQL function ``ctxmode_vocab``) the names of a chunk written with its text, for its
+trigger; ``names`` (``ctxmode_names``) is what ``m013_lean_chunks`` indexed, kept for stores
+that migrate through it: its output for a given text must never change. Standard library
+only, nothing compiled at import (hook path: ``db.connect`` registers the functions).
 """
 
 from __future__ import annotations
