@@ -530,22 +530,25 @@ def test_snippet_does_not_double_bold_text(store: Store) -> None:
 def test_a_stale_vocabulary_serves_old_words_and_learns_new_ones(store: Store) -> None:
     """Writes (an agent's hooks write on every tool call) do not throw the spelling
     vocabulary away: a typo of a word it holds is corrected from it as it is; a typo of a word
-    written since makes search add the words of the new items to it (not read it all again)."""
+    written since makes search add the words of the new items to it (not read it all again).
+    Only the first letters that typos need are read, each once."""
     from ctxmode.search import cache as search_cache
 
     store.write_context("reference", "The eucalyptus grove behind the depot")
     assert search(store, "eucalyptis").corrected_query == "eucalyptus"
     cache = search_cache.for_store(store)
     first, built = cache.vocab, cache.vocab_built
-    store.write_context("reference", "A quokka smiles at the ranger")
+    assert cache.vocab_letters == {"e"}
+    store.write_context("reference", "An echidna sleeps under the grove")
     assert search(store, "eucalyptis").corrected_query == "eucalyptus"
     assert cache.vocab is first and cache.vocab_stale
-    assert search(store, "quokkka").corrected_query == "quokka"
+    assert search(store, "echidnna").corrected_query == "echidna"
     assert cache.vocab is first and not cache.vocab_stale and cache.vocab_built == built
-    store.write_context("reference", "Another quokka naps by the billabong")
-    assert search(store, "quokkka").corrected_query == "quokka"  # no new candidate needed
-    assert search(store, "bilabong").corrected_query == "billabong"
-    assert ("quokka", 2) in cache.vocab[("q", 6)]  # counted in both items
+    store.write_context("reference", "Another echidna naps by the billabong")
+    assert search(store, "echidnna").corrected_query == "echidna"  # no new candidate needed
+    assert search(store, "bilabong").corrected_query == "billabong"  # its letter, read now
+    assert cache.vocab is first and cache.vocab_letters == {"e", "b"}
+    assert ("billabong", 1) in cache.vocab[("b", 9)]
 
 
 def test_many_new_items_make_the_vocabulary_be_read_again(
@@ -558,9 +561,9 @@ def test_many_new_items_make_the_vocabulary_be_read_again(
     cache = search_cache.for_store(store)
     first = cache.vocab
     monkeypatch.setattr(search_cache, "VOCAB_NEW_ITEMS", 2)
-    for name in ("quokka", "wallaby", "numbat"):
-        store.write_context("reference", f"A {name} smiles at the ranger")
-    assert search(store, "numbbat").corrected_query == "numbat"
+    for name in ("echidna", "emu", "egret"):
+        store.write_context("reference", f"An {name} smiles at the ranger")
+    assert search(store, "echidnna").corrected_query == "echidna"
     assert cache.vocab is not first and not cache.vocab_stale
 
 
@@ -614,3 +617,11 @@ def test_task_names_are_searchable(store: Store) -> None:
     assert "认证重构 > Rotate refresh tokens" in text
     with pytest.raises(NotFound):
         get_items(store, ["task:999"])
+
+
+def test_a_typo_is_corrected_to_the_nearest_written_form_of_its_stem(store: Store) -> None:
+    """ "curent" is one edit from the stem "current", which "currently" shares and is written
+    more often: the correction is the form nearest to what was typed."""
+    store.write_context("reference", "Currently the cache is currently cold, currently empty")
+    store.write_context("reference", "The current session keeps currently open files")
+    assert search(store, "curent").corrected_query == "current"

@@ -491,14 +491,17 @@ def _correct(
     if not unknown:
         return None
     replacements: dict[str, str] = {}
-    vocab = cache.vocabulary(conn)
-    for word, stem in zip(unknown, sr.porter_of(conn, unknown), strict=True):
+    stems = sr.porter_of(conn, unknown)
+    letters = {stem[0] for stem in stems if stem}
+    vocab = cache.vocabulary(conn, letters=letters)
+    for word, stem in zip(unknown, stems, strict=True):
         candidates = sq.nearest_terms(vocab, stem, edits(word))
         if not candidates and cache.vocab_stale:
-            vocab = cache.vocabulary(conn, current=True)  # the word may have just been written
+            # the word may have just been written
+            vocab = cache.vocabulary(conn, current=True, letters=letters)
             candidates = sq.nearest_terms(vocab, stem, edits(word))
         if candidates:
-            surface = _surface_form(conn, candidates[0][2])
+            surface = _surface_form(conn, candidates[0][2], word)
             # Stems are close more often than the words are ("prompted"/"promotions" are one
             # edit apart as "prompt"/"promot"): with a one-edit budget the words must be too.
             if max_edits > 1 or sq.edit_distance(word, surface, 1) <= 1:
@@ -574,15 +577,18 @@ def _word_counts(rows: list[Any], keep: Callable[[str], bool]) -> dict[str, int]
     return counts
 
 
-def _surface_form(conn: sqlite3.Connection, stem: str) -> str:
-    """A word as written in the indexed text whose porter stem is ``stem`` (else the stem)."""
+def _surface_form(conn: sqlite3.Connection, stem: str, typed: str) -> str:
+    """A word as written in the indexed text whose porter stem is ``stem`` (else the stem):
+    the one nearest to the ``typed`` word, then the most frequent ("curent" -> "current",
+    not "currently", which has the same stem and was the more frequent form)."""
     rows = conn.execute(
         "SELECT s.title || ' ' || s.body FROM search_fts JOIN search_items s "
         "ON s.id = search_fts.rowid WHERE search_fts MATCH ? LIMIT 5",
         (sq.own_text(sq.Term(stem)),),
     ).fetchall()
     counts = _word_counts(rows, lambda tok: tok[:3] == stem[:3])
-    words = sorted(counts, key=lambda w: (-counts[w], w))
+    far = len(typed) + 8
+    words = sorted(counts, key=lambda w: (sq.edit_distance(typed, w, far), -counts[w], w))
     for word, word_stem in zip(words, sr.porter_of(conn, words), strict=True):
         if word_stem == stem:
             return word
