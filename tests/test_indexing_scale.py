@@ -140,14 +140,21 @@ def test_kill_mid_index_then_rerun_equals_one_clean_run(tmp_path: Path, workers:
         assert bad == 0
 
 
-def test_writes_land_while_a_folder_is_indexed(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", ["0", "1"])
+def test_writes_land_while_a_folder_is_indexed(tmp_path: Path, workers: str) -> None:
+    """Writes (in-process, at a hook's bound on the lock wait) and real hook processes land
+    while a folder is indexed, with the files prepared in this process or in a worker: none
+    waits the index out, none is left in the spool."""
+    from _hardening import hook_process, post_tool_use
+    from ctxmode.core import config
+
     project = tmp_path / "proj"
     (project / ".git").mkdir(parents=True)
     _write_docs(project, 400)
     db = project / ".context" / "context.db"
     Store.open(db).close()
-    proc = _start_index(project)
-    written = 0
+    proc = _start_index(project, workers)
+    written = hooks = 0
     try:
         assert _wait_for_files(db, proc, 1) > 0
         with Store.open(db) as store:
@@ -160,15 +167,23 @@ def test_writes_land_while_a_folder_is_indexed(tmp_path: Path) -> None:
                 except StoreUnavailable as exc:
                     raise AssertionError(f"write {written} waited out the index: {exc}") from exc
                 written += 1
+                if written % 3 == 0:
+                    payload = post_tool_use(project, "s1", f"toolu_{written}", f"src/f{written}.py")
+                    done = hook_process("post-tool-use", json.dumps(payload).encode(), cwd=project)
+                    assert done.returncode == 0 and done.stdout == b"", done.stderr
+                    hooks += 1
                 time.sleep(0.01)
     finally:
         if proc.poll() is None:
             proc.wait(timeout=120)
     assert proc.returncode == 0
     assert written >= 3, "the index ended before writes could overlap it; add files"
+    assert not Path(config.spool_dir_for(str(db))).exists()  # no hook call waits to be written
     with Store.open(db) as store:
         assert store.query("SELECT count(*) AS n FROM contexts")[0]["n"] == written
         assert store.query("SELECT count(*) AS n FROM source_files")[0]["n"] == 400
+        files = store.query("SELECT count(*) AS n FROM events WHERE category = 'file'")
+        assert files[0]["n"] == hooks
 
 
 def test_unchanged_files_are_not_read_again(store: Store, project: Path) -> None:
