@@ -7,6 +7,8 @@ index would read.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -16,3 +18,20 @@ ARCHIVE = next(
     REPO.parent / _NAME,
 )
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".context", ".venv", "node_modules", "__pycache__"})
+
+
+def text_files(root: Path) -> Iterator[tuple[str, str]]:
+    """Every file under ``root`` that indexing reads as text, as (relative path, text), in
+    a stable order (``SKIP_DIRS`` left out)."""
+    from ctxmode.search.files import read_text
+
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+        for name in sorted(names):
+            path = Path(folder) / name
+            try:
+                text, _, _ = read_text(path)
+            except OSError:
+                continue
+            if text is not None:
+                yield path.relative_to(root).as_posix(), text

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import pickle
 import statistics
 import subprocess
@@ -31,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _repos import ARCHIVE, SKIP_DIRS
+from _repos import ARCHIVE, text_files
 
 REPO = Path(__file__).resolve().parent.parent
 SRC = REPO / "src"
@@ -42,21 +41,12 @@ def build_corpus(root: Path, out: Path) -> tuple[int, int]:
     """Read and redact every text file under ``root`` as indexing does; pickle
     ``[(path, text)]`` to ``out``; return (files, UTF-8 bytes)."""
     from ctxmode.core.redact import redact, redact_env_file
-    from ctxmode.search.files import is_env_file, read_text
+    from ctxmode.search.files import is_env_file
 
-    corpus: list[tuple[str, str]] = []
-    for folder, dirs, names in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
-        for name in sorted(names):
-            path = Path(folder) / name
-            rel = path.relative_to(root).as_posix()
-            try:
-                text, _, _ = read_text(path)
-            except OSError:
-                continue
-            if text is None:
-                continue
-            corpus.append((rel, redact_env_file(text) if is_env_file(rel) else redact(text)))
+    corpus = [
+        (rel, redact_env_file(text) if is_env_file(rel) else redact(text))
+        for rel, text in text_files(root)
+    ]
     with out.open("wb") as fh:
         pickle.dump(corpus, fh)
     return len(corpus), sum(len(t.encode("utf-8", "surrogatepass")) for _, t in corpus)

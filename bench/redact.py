@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import pickle
 import statistics
 import subprocess
@@ -34,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _repos import ARCHIVE, SKIP_DIRS
+from _repos import ARCHIVE, text_files
 
 REPO = Path(__file__).resolve().parent.parent
 SRC = REPO / "src"
@@ -45,23 +44,12 @@ def build_corpus(root: Path, out: Path) -> tuple[int, int, int]:
     ``([(path, text)], [title])`` to ``out``; return (files, characters, titles)."""
     from ctxmode.core.redact import redact
     from ctxmode.search.chunking import chunk_document
-    from ctxmode.search.files import read_text
 
     files: list[tuple[str, str]] = []
     titles: list[str] = []
-    for folder, dirs, names in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
-        for name in sorted(names):
-            path = Path(folder) / name
-            rel = path.relative_to(root).as_posix()
-            try:
-                text, _, _ = read_text(path)
-            except OSError:
-                continue
-            if text is None:
-                continue
-            files.append((rel, text))
-            titles += [p.title for p in chunk_document(redact(text), rel, base_title=rel)]
+    for rel, text in text_files(root):
+        files.append((rel, text))
+        titles += [p.title for p in chunk_document(redact(text), rel, base_title=rel)]
     with out.open("wb") as fh:
         pickle.dump((files, titles), fh)
     return len(files), sum(len(t) for _, t in files), len(titles)
