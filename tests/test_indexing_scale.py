@@ -411,3 +411,52 @@ def test_the_mcp_index_tool_prepares_files_in_workers_from_a_server(
         monkeypatch.setenv("CTXMODE_INDEX_WORKERS", "0")
         index_path(store, "docs")
     assert _chunks(clean / ".context" / "context.db") == served
+
+
+def test_a_worker_killed_midway_leaves_its_files_to_the_indexing_process(tmp_path: Path) -> None:
+    """``kill -9`` of the worker process while the index runs: the files it had not returned
+    are prepared by the indexing process, which ends normally with the store of a clean run."""
+    killed, clean = tmp_path / "killed", tmp_path / "clean"
+    for root in (killed, clean):
+        (root / ".git").mkdir(parents=True)
+        _write_docs(root, 300)
+    db = killed / ".context" / "context.db"
+    Store.open(db).close()
+    proc = _start_index(killed, "1")
+    assert _wait_for_files(db, proc, 10) > 0
+    workers = _children(proc.pid)
+    assert len(workers) == 1, workers
+    os.kill(workers.pop(), signal.SIGKILL)
+    assert proc.wait(timeout=120) == 0
+    with Store.open(clean / ".context" / "context.db") as store:
+        index_path(store, "docs")
+    assert len(_files(db)) == 300
+    assert _files(db) == _files(clean / ".context" / "context.db")
+    assert _chunks(db) == _chunks(clean / ".context" / "context.db")
+
+
+_NO_MULTIPROCESSING = """
+import sys
+sys.modules["_multiprocessing"] = None  # a platform without working multiprocessing
+from ctxmode import Store
+with Store.open(sys.argv[1]) as store:
+    print(store.index_path("docs").files)
+"""
+
+
+def test_no_working_multiprocessing_means_no_workers(tmp_path: Path) -> None:
+    import sys
+
+    (tmp_path / ".git").mkdir()
+    _write_docs(tmp_path, 70)
+    db = tmp_path / ".context" / "context.db"
+    Store.open(db).close()
+    done = subprocess.run(
+        [sys.executable, "-c", _NO_MULTIPROCESSING, str(db)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "CTXMODE_INDEX_WORKERS": "2"},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "70"

@@ -164,49 +164,62 @@ class Preparer:
         workers, forced = config.index_workers()
         small = sum(t.size for t in todos) < POOL_MIN_BYTES or len(todos) < POOL_MIN_FILES
         if workers == 0 or (small and not forced):
-            for todo in todos:
-                yield prepare_file(self.root, todo, self.is_dir, self.seen)
+            yield from self._here(todos)
             return
         yield from self._pooled(todos, workers)
 
     def _pooled(self, todos: Sequence[Todo], workers: int) -> Iterator[Prepared]:
-        import multiprocessing
-        import threading
-        from concurrent.futures import ProcessPoolExecutor
-        from concurrent.futures.process import BrokenProcessPool
+        """``todos`` prepared by ``workers`` processes, in order; what they could not do (no
+        working multiprocessing here, a worker killed) is prepared in this process."""
+        try:
+            import multiprocessing
+            import threading
+            from concurrent.futures import ProcessPoolExecutor
+            from concurrent.futures.process import BrokenProcessPool
 
-        # A single-threaded process forks (nothing re-imported: the CLI); one with threads (a
-        # server) starts its workers from a fork server, which imports the main module again.
-        methods = multiprocessing.get_all_start_methods()
-        method = "fork" if threading.active_count() == 1 and "fork" in methods else None
-        if method is None and "forkserver" in methods:
-            method = "forkserver"
-        pool = ProcessPoolExecutor(
-            workers, mp_context=multiprocessing.get_context(method), initializer=_end_with_parent
-        )
+            # A single-threaded process forks (nothing re-imported: the CLI); one with threads
+            # (a server) starts its workers from a fork server, which imports the main module.
+            methods = multiprocessing.get_all_start_methods()
+            method = "fork" if threading.active_count() == 1 and "fork" in methods else None
+            if method is None and "forkserver" in methods:
+                method = "forkserver"
+            pool = ProcessPoolExecutor(
+                workers,
+                mp_context=multiprocessing.get_context(method),
+                initializer=_end_with_parent,
+            )
+        except (ImportError, OSError, NotImplementedError):
+            yield from self._here(todos)  # e.g. no sem_open on this platform
+            return
         pending: deque[tuple[list[Todo], Future[list[Prepared]]]] = deque()
         tasks = _tasks(todos)
+        sending: list[Todo] = []
         try:
             for task in tasks:
+                sending = task
                 pending.append((task, pool.submit(_prepare_many, self.root, task, self.is_dir)))
-                if len(pending) >= workers * _AHEAD:
-                    yield from self._result(*pending.popleft())
+                sending = []
+                while len(pending) >= workers * _AHEAD:
+                    done = pending[0][1].result()  # a task leaves the queue once returned
+                    pending.popleft()
+                    yield from done
             while pending:
-                yield from self._result(*pending.popleft())
-        except BrokenProcessPool:
-            # A worker died (killed, or a main module that starts an index when imported):
-            # the files not yet returned are prepared here.
-            for task, _future in pending:
-                yield from (prepare_file(self.root, t, self.is_dir, self.seen) for t in task)
-            for task in tasks:
-                yield from (prepare_file(self.root, t, self.is_dir, self.seen) for t in task)
+                done = pending[0][1].result()
+                pending.popleft()
+                yield from done
+        except (BrokenProcessPool, OSError):
+            # A worker died (killed, or a main module that starts an index when imported) or
+            # none could start: the files not yet returned are prepared here, in order.
+            left = [t for task, _ in pending for t in task] + sending
             pending.clear()
+            yield from self._here(left)
+            yield from self._here(t for task in tasks for t in task)
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
 
-    @staticmethod
-    def _result(_task: list[Todo], future: Future[list[Prepared]]) -> list[Prepared]:
-        return future.result()
+    def _here(self, todos: Iterable[Todo]) -> Iterator[Prepared]:
+        for todo in todos:
+            yield prepare_file(self.root, todo, self.is_dir, self.seen)
 
 
 def _tasks(todos: Sequence[Todo]) -> Iterator[list[Todo]]:
