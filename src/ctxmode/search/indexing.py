@@ -22,16 +22,13 @@ from __future__ import annotations
 import os
 import time
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ctxmode.core.errors import InvalidInput
-from ctxmode.core.redact import redact
 from ctxmode.knowledge.contexts import absolute_path, normalize_path
-from ctxmode.search.chunking import Piece, chunk_as, chunk_content
 from ctxmode.search.files import Skipped, read_text, walk_files
-from ctxmode.search.prepare import Preparer, Todo, names_of, redact_piece, rows_of, sha256
 from ctxmode.search.sources import SOURCE_KINDS, location_exists, save_walk, walked_files
 from ctxmode.search.writer import (
     Batcher,
@@ -45,6 +42,8 @@ if TYPE_CHECKING:
     import sqlite3
 
     from ctxmode.core.db import Database
+    from ctxmode.search.chunking import Piece
+    from ctxmode.search.prepare import Prepared
 
 #: Largest piece of raw content accepted by ``index_content`` (characters).
 MAX_CONTENT_CHARS = 10_000_000
@@ -148,6 +147,8 @@ def _upsert_source(
 
 def _aggregate_hash(states: Iterable[FileState]) -> str:
     joined = "\n".join(f"{s.path}\0{s.content_hash}" for s in sorted(states, key=lambda s: s.path))
+    from ctxmode.search.prepare import sha256
+
     return sha256(joined.encode())
 
 
@@ -177,7 +178,7 @@ def _sync_files(
     }
     batch, root = Batcher(store, source_id, now), str(store.root)
     states: list[FileState] = []
-    todos: list[Todo] = []
+    todos: list[tuple[str, float, int, str | None]] = []  # path, mtime, size, recorded hash
     total, done = len(files), 0
     for rel in files:
         file_path = os.path.join(root, rel)  # strings: ~3 us a file, a Path ~25
@@ -195,10 +196,11 @@ def _sync_files(
             if progress is not None:
                 progress(done, total, rel)
         else:
-            todos.append(Todo(rel, stat.st_mtime, stat.st_size, old[0] if old else None))
+            todos.append((rel, stat.st_mtime, stat.st_size, old[0] if old else None))
     # Read, redact and chunk the others (in worker processes for a large folder), writing
-    # each as it comes, in order.
-    for prepared in Preparer(root, is_dir, set()).run(todos):
+    # each as it comes, in order. That code loads only when a file changed: a search
+    # refreshes its sources first, and mostly finds nothing to do.
+    for prepared in _prepared(root, is_dir, todos):
         done += 1
         if prepared.state is None:
             skipped.append(Skipped(prepared.rel, prepared.reason or "skipped"))
@@ -215,6 +217,16 @@ def _sync_files(
     removed = [p for p in known if p not in seen]
     drop_files(store, source_id, removed)
     return states, bool(batch.written_files or removed)
+
+
+def _prepared(
+    root: str, is_dir: bool, todos: list[tuple[str, float, int, str | None]]
+) -> Iterator[Prepared]:
+    if not todos:
+        return
+    from ctxmode.search.prepare import Preparer, Todo
+
+    yield from Preparer(root, is_dir, set()).run([Todo(*t) for t in todos])
 
 
 def _finish_source(store: Database, source_id: int, states: Sequence[FileState], now: int) -> int:
@@ -334,6 +346,10 @@ def index_content(
             "split it or write it to a file and index the file"
         )
     raw = content.encode("utf-8", errors="replace")
+    from ctxmode.core.redact import redact
+    from ctxmode.search.chunking import chunk_as, chunk_content
+    from ctxmode.search.prepare import sha256
+
     clean = redact(content)
     pieces = chunk_as(clean, fmt) if fmt else chunk_content(clean)
     return index_pieces(
@@ -373,6 +389,8 @@ def index_pieces(
     label = _check_label(source)
     if kind not in SOURCE_KINDS:
         raise InvalidInput(f"unknown source kind {kind!r}; use one of: {', '.join(SOURCE_KINDS)}")
+    from ctxmode.search.prepare import names_of, redact_piece, rows_of
+
     rows = rows_of(None, [redact_piece(p, content_redacted=redacted) for p in pieces])
     ts = int(now if now is not None else time.time())
     with store.transaction() as conn:
