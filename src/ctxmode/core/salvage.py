@@ -24,7 +24,8 @@ import urllib.parse
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable, Iterator, Sequence
+    from typing import Any
 
 #: Rows read per statement.
 _BATCH = 256
@@ -181,30 +182,47 @@ def copy_readable(
         return report
     try:
         new_tables = set(_user_tables(new_conn))
-        new_conn.execute("PRAGMA foreign_keys = OFF")  # rows come in rowid order, not FK order
-        new_conn.execute("BEGIN IMMEDIATE")
-        for table in tables:
-            if table not in new_tables:
-                continue
-            try:
-                shared = [c for c in _columns(old, table) if c in set(_columns(new_conn, table))]
-            except sqlite3.DatabaseError:
-                report.lost_ranges += 1
-                continue
-            cols = ", ".join(f'"{c}"' for c in shared)
-            marks = ", ".join("?" for _ in shared)
-            insert = f'INSERT OR REPLACE INTO "{table}" ({cols}) VALUES ({marks})'
-            copied = 0
-            for row in _read_rows(old, table, cols, report):
-                try:
-                    new_conn.execute(insert, row[1:])
-                    copied += 1
-                except sqlite3.Error:
-                    continue
-            report[table] = copied
-        # File-backed sources come back on the next refresh: nothing recorded, all files new.
+
+        def copy() -> None:
+            _copy_tables(old, new_conn, tables, new_tables, report)
+            _copy_chunks(old, new_conn, report)
+
+        _copying(new_conn, copy)
+    finally:
+        old.close()
+    return report
+
+
+def _copy_tables(
+    old: sqlite3.Connection,
+    new_conn: sqlite3.Connection,
+    tables: list[str],
+    new_tables: set[str],
+    report: SalvageReport,
+) -> None:
+    """Every readable row of ``tables`` (those the new store has), column by shared column."""
+    for table in tables:
+        if table not in new_tables:
+            continue
+        try:
+            shared = [c for c in _columns(old, table) if c in set(_columns(new_conn, table))]
+        except sqlite3.DatabaseError:
+            report.lost_ranges += 1
+            continue
+        cols = ", ".join(f'"{c}"' for c in shared)
+        rows = (row[1:] for row in _read_rows(old, table, cols, report))
+        report[table] = _insert_all(new_conn, table, shared, rows)
+
+
+def _copying(new_conn: sqlite3.Connection, copy: Callable[[], None]) -> None:
+    """Run ``copy`` in one transaction, foreign keys off (rows come in rowid order, not in
+    the order their references need); file-backed sources then come back on the next
+    refresh (nothing recorded: all their files look new)."""
+    new_conn.execute("PRAGMA foreign_keys = OFF")
+    new_conn.execute("BEGIN IMMEDIATE")
+    try:
+        copy()
         new_conn.execute("UPDATE sources SET content_hash = NULL, mtime = NULL WHERE kind = 'file'")
-        _copy_chunks(old, new_conn, report)
         new_conn.execute("COMMIT")
     except BaseException:
         if new_conn.in_transaction:
@@ -212,8 +230,24 @@ def copy_readable(
         raise
     finally:
         new_conn.execute("PRAGMA foreign_keys = ON")
-        old.close()
-    return report
+
+
+def _insert_all(
+    new_conn: sqlite3.Connection, table: str, cols: list[str], rows: Iterable[Sequence[Any]]
+) -> int:
+    """Insert (or replace) ``rows`` into ``table``; a row SQLite refuses is skipped. How many
+    went in."""
+    names = ", ".join(f'"{c}"' for c in cols)
+    marks = ", ".join("?" for _ in cols)
+    insert = f'INSERT OR REPLACE INTO "{table}" ({names}) VALUES ({marks})'
+    copied = 0
+    for row in rows:
+        try:
+            new_conn.execute(insert, row)
+            copied += 1
+        except sqlite3.Error:
+            continue
+    return copied
 
 
 def _copy_pages(old_path: str, new_conn: sqlite3.Connection, report: SalvageReport) -> None:
@@ -226,9 +260,8 @@ def _copy_pages(old_path: str, new_conn: sqlite3.Connection, report: SalvageRepo
         roots = pages.tables()
     except (OSError, ValueError):
         return
-    new_conn.execute("PRAGMA foreign_keys = OFF")
-    new_conn.execute("BEGIN IMMEDIATE")
-    try:
+
+    def copy() -> None:
         for table in _user_tables(new_conn):
             if table not in roots:
                 continue
@@ -237,25 +270,20 @@ def _copy_pages(old_path: str, new_conn: sqlite3.Connection, report: SalvageRepo
             # An INTEGER PRIMARY KEY is stored as NULL in the record: its value is the rowid.
             pks = [i for i, r in enumerate(info) if r[5]]
             alias = pks[0] if len(pks) == 1 and str(info[pks[0]][2]).upper() == "INTEGER" else -1
-            names = ", ".join(f'"{c}"' for c in cols)
-            insert = f'INSERT OR REPLACE INTO "{table}" ({names}) VALUES '
-            insert += "(" + ", ".join("?" for _ in cols) + ")"
-            copied = 0
-            for rowid, values in pages.rows(roots[table]):
-                row = (values + [None] * len(cols))[: len(cols)]
-                if alias >= 0 and row[alias] is None:
-                    row[alias] = rowid
-                try:
-                    new_conn.execute(insert, row)
-                    copied += 1
-                except sqlite3.Error:
-                    continue
-            report[table] = copied
-        new_conn.execute("UPDATE sources SET content_hash = NULL, mtime = NULL WHERE kind = 'file'")
-        new_conn.execute("COMMIT")
-    except BaseException:
-        if new_conn.in_transaction:
-            new_conn.execute("ROLLBACK")
-        raise
-    finally:
-        new_conn.execute("PRAGMA foreign_keys = ON")
+
+            rows = _page_rows(pages.rows(roots[table]), len(cols), alias)
+            report[table] = _insert_all(new_conn, table, cols, rows)
+
+    _copying(new_conn, copy)
+
+
+def _page_rows(
+    records: Iterable[tuple[int, list[Any]]], width: int, alias: int
+) -> Iterator[list[Any]]:
+    """Records read from pages as rows of ``width`` values, the rowid put in for the
+    ``alias`` column (an INTEGER PRIMARY KEY, -1: none)."""
+    for rowid, values in records:
+        row = (values + [None] * width)[:width]
+        if alias >= 0 and row[alias] is None:
+            row[alias] = rowid
+        yield row
