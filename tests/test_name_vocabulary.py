@@ -217,3 +217,27 @@ def test_gc_drops_names_no_indexed_file_holds(project: Path) -> None:
         assert _top_title(store, "TOKEN_LIFET").startswith("src/auth.py")
         assert not search(store, "LEGACY_SESS").hits
     assert json.loads(run_cli("gc", "--json", cwd=project).stdout)["names"] == 0
+
+
+def test_no_fresh_name_means_no_write_lock(store: Store, project: Path) -> None:
+    """Content, fetched pages and sandbox output are indexed one piece at a time, each followed
+    by ``index_fresh_names``: with nothing fresh it only reads, so another writer holding
+    the lock costs it nothing."""
+    from ctxmode.core.errors import StoreUnavailable
+
+    (project / "src").mkdir()
+    (project / "src" / "auth.py").write_text(CODE)
+    index_path(store, "src")
+    other = sqlite3.connect(store.db_file, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        store.limit_lock_wait(50, 1)
+        assert index_fresh_names(store) == 0
+        other.execute("INSERT OR IGNORE INTO search_names(name) VALUES ('HELD_LOCK_NAME')")
+        try:
+            index_fresh_names(store)  # a fresh name committed by nobody yet: not visible
+        except StoreUnavailable as exc:  # pragma: no cover - the assertion below says why
+            raise AssertionError("took the write lock with nothing to do") from exc
+    finally:
+        other.execute("ROLLBACK")
+        other.close()

@@ -135,6 +135,9 @@ def index_fresh_names(store: Database) -> int:
     commit). Until then search finds them by a scan of the fresh names
     (``search.lists.matching_names``); a run killed before this leaves them for the next.
     """
+    fresh = "SELECT 1 FROM search_names WHERE fresh = 1 LIMIT 1"
+    if store.conn.execute(fresh).fetchone() is None:
+        return 0  # a read: no write lock taken after every indexed piece of content
     done = 0
     while True:
         with store.transaction() as conn:
