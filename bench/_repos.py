@@ -35,3 +35,20 @@ def text_files(root: Path) -> Iterator[tuple[str, str]]:
                 continue
             if text is not None:
                 yield path.relative_to(root).as_posix(), text
+
+
+#: Why a benchmark that needs the repository skipped it.
+MISSING = f"{ARCHIVE} not found (the repository lives in ../shared/bench-data)"
+
+
+def unpack(tmp: Path) -> Path | None:
+    """The repository unpacked into ``tmp/fastapi`` (``None`` when the archive is absent)."""
+    import tarfile
+
+    if not ARCHIVE.exists():
+        return None
+    root = tmp / "fastapi"
+    root.mkdir()
+    with tarfile.open(ARCHIVE) as tar:
+        tar.extractall(root, filter="data")
+    return root

@@ -25,12 +25,11 @@ import pickle
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
 
-from _repos import ARCHIVE, text_files
+from _repos import MISSING, text_files, unpack
 
 REPO = Path(__file__).resolve().parent.parent
 SRC = REPO / "src"
@@ -171,13 +170,10 @@ def main(argv: list[str] | None = None) -> int:
                 parser.error(f"--root {args.root}: not a folder")
             run(args.root, args, tmp)
             return 0
-        if not ARCHIVE.exists():
-            print(f"skipped: {ARCHIVE} not found (the repository lives in ../shared/bench-data)")
+        root = unpack(tmp)
+        if root is None:
+            print(f"skipped: {MISSING}")
             return 0
-        root = tmp / "fastapi"
-        root.mkdir()
-        with tarfile.open(ARCHIVE) as tar:
-            tar.extractall(root, filter="data")
         run(root, args, tmp)
     return 0
 

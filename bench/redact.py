@@ -28,12 +28,11 @@ import pickle
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
 
-from _repos import ARCHIVE, text_files
+from _repos import MISSING, text_files, unpack
 
 REPO = Path(__file__).resolve().parent.parent
 SRC = REPO / "src"
@@ -106,15 +105,10 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="ctxmode-bench-redact-") as tmp:
         root = args.root
         if root is None:
-            if not ARCHIVE.exists():
-                print(
-                    f"skipped: {ARCHIVE} not found (the repository lives in ../shared/bench-data)"
-                )
+            root = unpack(Path(tmp))
+            if root is None:
+                print(f"skipped: {MISSING}")
                 return 0
-            root = Path(tmp) / "fastapi"
-            root.mkdir()
-            with tarfile.open(ARCHIVE) as tar:
-                tar.extractall(root, filter="data")
         corpus = Path(tmp) / "corpus.pickle"
         files, chars, titles = build_corpus(root, corpus)
         title_chars = sum(len(t) for t in pickle.loads(corpus.read_bytes())[1])

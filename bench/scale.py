@@ -33,12 +33,11 @@ import sqlite3
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
 
-from _repos import ARCHIVE
+from _repos import MISSING, unpack
 
 REPO = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
@@ -114,13 +113,10 @@ def hook_times(project: Path, runs: int, start: int = 0) -> list[float]:
 def part_repo(tmp: Path, runs: int, index_runs: int = 3) -> Path | None:
     from ctxmode.core.config import index_workers
 
-    if not ARCHIVE.exists():
-        print(f"part 1 skipped: {ARCHIVE} not found (the repository lives in ../shared/bench-data)")
+    project = unpack(tmp)
+    if project is None:
+        print(f"part 1 skipped: {MISSING}")
         return None
-    project = tmp / "fastapi"
-    project.mkdir()
-    with tarfile.open(ARCHIVE) as tar:
-        tar.extractall(project, filter="data")
     (project / ".git").mkdir(exist_ok=True)
     db = project / ".context" / "context.db"
     walls: list[float] = []
