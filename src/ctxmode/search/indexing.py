@@ -33,6 +33,7 @@ from ctxmode.search.sources import SOURCE_KINDS, location_exists, save_walk, wal
 from ctxmode.search.writer import (
     Batcher,
     FileState,
+    Todo,
     drop_files,
     index_fresh_names,
     insert_rows,
@@ -178,7 +179,7 @@ def _sync_files(
     }
     batch, root = Batcher(store, source_id, now), str(store.root)
     states: list[FileState] = []
-    todos: list[tuple[str, float, int, str | None]] = []  # path, mtime, size, recorded hash
+    todos: list[Todo] = []
     total, done = len(files), 0
     for rel in files:
         file_path = os.path.join(root, rel)  # strings: ~3 us a file, a Path ~25
@@ -196,7 +197,7 @@ def _sync_files(
             if progress is not None:
                 progress(done, total, rel)
         else:
-            todos.append((rel, stat.st_mtime, stat.st_size, old[0] if old else None))
+            todos.append(Todo(rel, stat.st_mtime, stat.st_size, old[0] if old else None))
     # Read, redact and chunk the others (in worker processes for a large folder), writing
     # each as it comes, in order. That code loads only when a file changed: a search
     # refreshes its sources first, and mostly finds nothing to do.
@@ -219,14 +220,12 @@ def _sync_files(
     return states, bool(batch.written_files or removed)
 
 
-def _prepared(
-    root: str, is_dir: bool, todos: list[tuple[str, float, int, str | None]]
-) -> Iterator[Prepared]:
+def _prepared(root: str, is_dir: bool, todos: list[Todo]) -> Iterator[Prepared]:
     if not todos:
         return
-    from ctxmode.search.prepare import Preparer, Todo
+    from ctxmode.search.prepare import Preparer
 
-    yield from Preparer(root, is_dir, set()).run([Todo(*t) for t in todos])
+    yield from Preparer(root, is_dir, set()).run(todos)
 
 
 def _finish_source(store: Database, source_id: int, states: Sequence[FileState], now: int) -> int:

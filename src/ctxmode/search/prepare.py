@@ -24,7 +24,7 @@ from ctxmode.core import cjk, config, names
 from ctxmode.core.redact import redact, redact_env_file
 from ctxmode.search.chunking import Piece, chunk_document
 from ctxmode.search.files import is_env_file, read_text
-from ctxmode.search.writer import FileState, Row
+from ctxmode.search.writer import FileState, Row, Todo
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -76,16 +76,6 @@ class Prepared:
     #: None when its content hashes to the recorded hash (nothing to write but its mtime)
     rows: list[Row] | None = None
     names: list[str] | None = None
-
-
-@dataclass(frozen=True)
-class Todo:
-    """A file to read: its path relative to ``root``, its stat and its recorded hash."""
-
-    rel: str
-    mtime: float
-    size: int
-    old_hash: str | None
 
 
 def prepare_file(root: str, todo: Todo, is_dir: bool, seen: set[str]) -> Prepared:

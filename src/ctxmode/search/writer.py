@@ -32,6 +32,17 @@ class FileState:
 
 
 @dataclass(frozen=True)
+class Todo:
+    """A file to read (``search.prepare``): its path relative to the project, its stat and
+    its recorded hash."""
+
+    rel: str
+    mtime: float
+    size: int
+    old_hash: str | None
+
+
+@dataclass(frozen=True)
 class Row:
     """A chunk ready to write (``search.prepare.rows_of``)."""
 
